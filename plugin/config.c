@@ -1,0 +1,426 @@
+// cusp.contact configuration: key table, parsing, validation, overrides.
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CUSP_SOLVER_CHOICES "chain|fbnewton|lemke|pgs"
+
+const cuspConfigKey cusp_config_keys[] = {
+  {"disks", CUSP_KEY_GEOMS, "", 0, 0, NULL, "-",
+   "soft contact disks: cylinder geoms with contype=conaffinity=0"},
+  {"environment", CUSP_KEY_GEOMS, "", 0, 0, NULL, "-",
+   "geoms the registered disks and bodies touch; empty: every other geom"},
+  {"bodies", CUSP_KEY_BODIES, "", 0, 0, NULL, "-",
+   "rigid bodies (free joint) with patch contact; their geoms need contype=conaffinity=0"},
+  {"limit_surface", CUSP_KEY_BODY_PARAMS, "", 0, 1e6, NULL, "-, -, m",
+   "per-body limit surface 'body:et,eo,er; ...'; a value <= 0 keeps the patch default"},
+  {"friction", CUSP_KEY_REAL, "-1", -1, 100, NULL, "-",
+   "friction coefficient for every cusp contact; -1: max of the pair's geom friction"},
+  {"friction_directions", CUSP_KEY_INT, "8", 4, 64, NULL, "-",
+   "r, directions of the polyhedral friction cone (disk contacts)"},
+  {"solver", CUSP_KEY_CHOICE, "chain", 0, 0, CUSP_SOLVER_CHOICES, "-",
+   "complementarity backend; chain = fbnewton, then lemke, then pgs"},
+  {"tolerance", CUSP_KEY_REAL, "1e-10", 1e-16, 1e-2, NULL, "-",
+   "solver residual tolerance on the conditioned problem"},
+  {"max_iterations", CUSP_KEY_INT, "200", 1, 1000000, NULL, "-",
+   "iteration limit per backend and step"},
+  {"warm_start", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
+   "start from the previous step's impulses matched by contact identity"},
+  {"rank_selection", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
+   "conditioning stage 1: inertial rank selection (whitened pivoted QR)"},
+  {"eps_rank", CUSP_KEY_REAL, "1e-6", 1e-14, 0.5, NULL, "-",
+   "stage 1 tolerance: drop contacts with |R_ii| <= eps_rank |R_11|"},
+  {"ruiz", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-", "conditioning stage 2: Ruiz equilibration"},
+  {"ruiz_passes", CUSP_KEY_INT, "5", 1, 100, NULL, "-", "stage 2 row/column scaling passes"},
+  {"tikhonov", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
+   "conditioning stage 3: Tikhonov on the normal diagonals"},
+  {"eps_w", CUSP_KEY_REAL, "1e-9", 0, 1e-2, NULL, "-",
+   "stage 3 regularisation added to the scaled normal diagonals"},
+  {"gap_alpha", CUSP_KEY_REAL, "0.2", 0, 1, NULL, "-",
+   "gap stabilisation: normal rhs gets (gap_alpha/h) * gap"},
+  {"margin", CUSP_KEY_REAL, "0.005", 0, 1, NULL, "m",
+   "speculative contact distance: pairs closer than this enter the problem"},
+  {"break_impulse", CUSP_KEY_REAL, "1e-9", 0, 1e3, NULL, "N s",
+   "a contact whose normal impulse is at most this is reported as 'break'"},
+  {"visualize", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
+   "draw contact points, normals and modes in the viewer"},
+  {"force_scale", CUSP_KEY_REAL, "0.01", 0, 100, NULL, "m/N",
+   "length of a drawn normal per newton of normal force"},
+  {NULL, 0, NULL, 0, 0, NULL, NULL, NULL},
+};
+
+int cusp_config_nkey(void) {
+  int n = 0;
+  while (cusp_config_keys[n].key) n++;
+  return n;
+}
+
+const char* cusp_config_solver_name(int solver) {
+  static const char* names[] = {"chain", "fbnewton", "lemke", "pgs"};
+  return (solver >= 0 && solver < 4) ? names[solver] : "?";
+}
+
+//---------------------------------- overrides ------------------------------------------------------
+
+#define CUSP_MAX_OVERRIDE 64
+#define CUSP_OVERRIDE_LEN 1024
+
+static pthread_mutex_t override_lock = PTHREAD_MUTEX_INITIALIZER;
+static char override_key[CUSP_MAX_OVERRIDE][64];
+static char override_value[CUSP_MAX_OVERRIDE][CUSP_OVERRIDE_LEN];
+static int noverride = 0;
+
+static const cuspConfigKey* find_key(const char* key) {
+  for (const cuspConfigKey* k = cusp_config_keys; k->key; k++) {
+    if (!strcmp(k->key, key)) return k;
+  }
+  return NULL;
+}
+
+int cusp_config_override_set(const char* key, const char* value, char* err, int err_sz) {
+  if (!key || !find_key(key)) {
+    snprintf(err, err_sz, "cusp.contact: unknown config key '%s' (value '%s')", key ? key : "",
+             value ? value : "");
+    return -1;
+  }
+  if (!value || strlen(value) >= CUSP_OVERRIDE_LEN) {
+    snprintf(err, err_sz, "cusp.contact: config key '%s': value too long", key);
+    return -1;
+  }
+  pthread_mutex_lock(&override_lock);
+  int slot = -1;
+  for (int i = 0; i < noverride; i++) {
+    if (!strcmp(override_key[i], key)) slot = i;
+  }
+  if (slot < 0 && noverride < CUSP_MAX_OVERRIDE) slot = noverride++;
+  if (slot >= 0) {
+    snprintf(override_key[slot], sizeof(override_key[slot]), "%s", key);
+    snprintf(override_value[slot], CUSP_OVERRIDE_LEN, "%s", value);
+  }
+  pthread_mutex_unlock(&override_lock);
+  return 0;
+}
+
+void cusp_config_override_clear(void) {
+  pthread_mutex_lock(&override_lock);
+  noverride = 0;
+  pthread_mutex_unlock(&override_lock);
+}
+
+const char* cusp_config_value(const mjModel* m, int instance, const cuspConfigKey* key) {
+  const char* value = NULL;
+  pthread_mutex_lock(&override_lock);
+  for (int i = 0; i < noverride; i++) {
+    if (!strcmp(override_key[i], key->key)) value = override_value[i];
+  }
+  pthread_mutex_unlock(&override_lock);
+  if (!value) value = mj_getPluginConfig(m, instance, key->key);
+  if (!value || !value[0]) value = key->default_value;
+  return value;
+}
+
+//---------------------------------- parsing --------------------------------------------------------
+
+static int fail(char* err, int err_sz, const char* key, const char* value, const char* why) {
+  snprintf(err, err_sz, "cusp.contact: config key '%s' has value '%s': %s", key, value, why);
+  return -1;
+}
+
+static int is_blank(const char* s) {
+  while (*s && isspace((unsigned char)*s)) s++;
+  return *s == 0;
+}
+
+static int parse_real(double* out, const char* s) {
+  char* end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || errno == ERANGE || !is_blank(end) || !isfinite(v)) return -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_bool(int* out, const char* s) {
+  if (!strcmp(s, "true") || !strcmp(s, "1")) { *out = 1; return 0; }
+  if (!strcmp(s, "false") || !strcmp(s, "0")) { *out = 0; return 0; }
+  return -1;
+}
+
+// number of whitespace-separated words in s
+static int count_words(const char* s) {
+  int n = 0, in = 0;
+  for (; *s; s++) {
+    if (isspace((unsigned char)*s)) in = 0;
+    else if (!in) { in = 1; n++; }
+  }
+  return n;
+}
+
+// resolve whitespace-separated names of objects of type obj into ids (allocated in *ids)
+static int parse_names(int** ids, int* n, const mjModel* m, mjtObj obj, const cuspConfigKey* key,
+                       const char* value, char* err, int err_sz) {
+  *n = count_words(value);
+  *ids = *n ? (int*)calloc(*n, sizeof(int)) : NULL;
+  const char* s = value;
+  for (int i = 0; i < *n; i++) {
+    while (isspace((unsigned char)*s)) s++;
+    char name[256];
+    int len = 0;
+    while (s[len] && !isspace((unsigned char)s[len])) len++;
+    if (len >= (int)sizeof(name)) return fail(err, err_sz, key->key, value, "name too long");
+    memcpy(name, s, len);
+    name[len] = 0;
+    s += len;
+    int id = mj_name2id(m, obj, name);
+    if (id < 0) {
+      char why[320];
+      snprintf(why, sizeof(why), "no %s named '%s' in the model",
+               obj == mjOBJ_GEOM ? "geom" : "body", name);
+      return fail(err, err_sz, key->key, value, why);
+    }
+    for (int j = 0; j < i; j++) {
+      if ((*ids)[j] == id) {
+        char why[320];
+        snprintf(why, sizeof(why), "'%s' is listed twice", name);
+        return fail(err, err_sz, key->key, value, why);
+      }
+    }
+    (*ids)[i] = id;
+  }
+  return 0;
+}
+
+// "body:et,eo,er; body:et,eo,er"
+static int parse_body_params(cuspConfig* cfg, const mjModel* m, const cuspConfigKey* key,
+                             const char* value, char* err, int err_sz) {
+  int n = 0;
+  for (const char* s = value; *s; s++) n += (*s == ':');
+  cfg->limit_surface = n ? (cuspLimitSurfaceOverride*)calloc(n, sizeof(cuspLimitSurfaceOverride))
+                         : NULL;
+  cfg->nlimit_surface = 0;
+  char buf[CUSP_OVERRIDE_LEN];
+  snprintf(buf, sizeof(buf), "%s", value);
+  char* save = NULL;
+  for (char* item = strtok_r(buf, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
+    if (is_blank(item)) continue;
+    char* colon = strchr(item, ':');
+    if (!colon) return fail(err, err_sz, key->key, value, "expected 'body:et,eo,er'");
+    *colon = 0;
+    char name[256];
+    if (sscanf(item, " %255s", name) != 1) {
+      return fail(err, err_sz, key->key, value, "missing body name before ':'");
+    }
+    int id = mj_name2id(m, mjOBJ_BODY, name);
+    if (id < 0) {
+      char why[320];
+      snprintf(why, sizeof(why), "no body named '%s' in the model", name);
+      return fail(err, err_sz, key->key, value, why);
+    }
+    double e[3];
+    char tail;
+    if (sscanf(colon + 1, " %lf , %lf , %lf %c", e, e + 1, e + 2, &tail) != 3 ||
+        !isfinite(e[0]) || !isfinite(e[1]) || !isfinite(e[2])) {
+      return fail(err, err_sz, key->key, value, "expected three numbers 'et,eo,er'");
+    }
+    for (int i = 0; i < 3; i++) {
+      if (e[i] > key->max) return fail(err, err_sz, key->key, value, "value out of range");
+    }
+    cuspLimitSurfaceOverride* o = &cfg->limit_surface[cfg->nlimit_surface++];
+    o->body = id;
+    for (int i = 0; i < 3; i++) o->e[i] = e[i];
+  }
+  return 0;
+}
+
+static int parse_key(cuspConfig* cfg, const mjModel* m, const cuspConfigKey* key,
+                     const char* value, double* real, int* integer, char* err, int err_sz) {
+  char why[256];
+  switch (key->type) {
+    case CUSP_KEY_REAL:
+      if (parse_real(real, value)) return fail(err, err_sz, key->key, value, "not a number");
+      if (*real < key->min || *real > key->max) {
+        snprintf(why, sizeof(why), "out of range [%g, %g]", key->min, key->max);
+        return fail(err, err_sz, key->key, value, why);
+      }
+      return 0;
+    case CUSP_KEY_INT: {
+      char* end;
+      errno = 0;
+      long v = strtol(value, &end, 10);
+      if (end == value || errno || !is_blank(end)) {
+        return fail(err, err_sz, key->key, value, "not an integer");
+      }
+      if (v < key->min || v > key->max) {
+        snprintf(why, sizeof(why), "out of range [%g, %g]", key->min, key->max);
+        return fail(err, err_sz, key->key, value, why);
+      }
+      *integer = (int)v;
+      return 0;
+    }
+    case CUSP_KEY_BOOL:
+      if (parse_bool(integer, value)) {
+        return fail(err, err_sz, key->key, value, "expected true or false");
+      }
+      return 0;
+    case CUSP_KEY_CHOICE: {
+      int index = 0;
+      const char* c = key->choices;
+      size_t len = strlen(value);
+      while (c && *c) {
+        const char* bar = strchr(c, '|');
+        size_t clen = bar ? (size_t)(bar - c) : strlen(c);
+        if (clen == len && !strncmp(c, value, len)) {
+          *integer = index;
+          return 0;
+        }
+        index++;
+        c = bar ? bar + 1 : NULL;
+      }
+      snprintf(why, sizeof(why), "expected one of %s", key->choices);
+      return fail(err, err_sz, key->key, value, why);
+    }
+    case CUSP_KEY_GEOMS:
+    case CUSP_KEY_BODIES:
+      return 0;  // handled by the caller (they fill lists)
+    case CUSP_KEY_BODY_PARAMS:
+      return parse_body_params(cfg, m, key, value, err, err_sz);
+  }
+  return fail(err, err_sz, key->key, value, "internal: unknown key type");
+}
+
+// registered geoms must not also be collided by MuJoCo
+static int check_not_collided(const mjModel* m, int geom, const char* key, const char* value,
+                              char* err, int err_sz) {
+  if (m->geom_contype[geom] || m->geom_conaffinity[geom]) {
+    char why[320];
+    snprintf(why, sizeof(why),
+             "geom '%s' has contype=%d conaffinity=%d; registered geoms need 0 and 0 so MuJoCo "
+             "does not collide them too",
+             mj_id2name(m, mjOBJ_GEOM, geom), m->geom_contype[geom], m->geom_conaffinity[geom]);
+    return fail(err, err_sz, key, value, why);
+  }
+  return 0;
+}
+
+int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err, int err_sz) {
+  memset(cfg, 0, sizeof(*cfg));
+  for (const cuspConfigKey* key = cusp_config_keys; key->key; key++) {
+    const char* value = cusp_config_value(m, instance, key);
+    double real = 0;
+    int integer = 0;
+    int rc = 0;
+    const char* k = key->key;
+    if (!strcmp(k, "disks")) {
+      rc = parse_names(&cfg->disk_geoms, &cfg->ndisk, m, mjOBJ_GEOM, key, value, err, err_sz);
+      for (int i = 0; !rc && i < cfg->ndisk; i++) {
+        int g = cfg->disk_geoms[i];
+        if (m->geom_type[g] != mjGEOM_CYLINDER) {
+          char why[320];
+          snprintf(why, sizeof(why), "geom '%s' is not a cylinder", mj_id2name(m, mjOBJ_GEOM, g));
+          rc = fail(err, err_sz, k, value, why);
+        }
+        if (!rc) rc = check_not_collided(m, g, k, value, err, err_sz);
+      }
+    } else if (!strcmp(k, "environment")) {
+      rc = parse_names(&cfg->environment_geoms, &cfg->nenv, m, mjOBJ_GEOM, key, value, err,
+                       err_sz);
+    } else if (!strcmp(k, "bodies")) {
+      rc = parse_names(&cfg->patch_bodies, &cfg->npatch_body, m, mjOBJ_BODY, key, value, err,
+                       err_sz);
+      for (int i = 0; !rc && i < cfg->npatch_body; i++) {
+        int b = cfg->patch_bodies[i];
+        int j = m->body_jntadr[b];
+        if (m->body_jntnum[b] != 1 || m->jnt_type[j] != mjJNT_FREE) {
+          char why[320];
+          snprintf(why, sizeof(why), "body '%s' has no free joint", mj_id2name(m, mjOBJ_BODY, b));
+          rc = fail(err, err_sz, k, value, why);
+        }
+        for (int g = m->body_geomadr[b]; !rc && g < m->body_geomadr[b] + m->body_geomnum[b]; g++) {
+          rc = check_not_collided(m, g, k, value, err, err_sz);
+        }
+      }
+    } else {
+      rc = parse_key(cfg, m, key, value, &real, &integer, err, err_sz);
+      if (!rc) {
+        if (!strcmp(k, "friction")) cfg->friction = real;
+        else if (!strcmp(k, "friction_directions")) cfg->friction_directions = integer;
+        else if (!strcmp(k, "solver")) cfg->solver = integer;
+        else if (!strcmp(k, "tolerance")) cfg->tolerance = real;
+        else if (!strcmp(k, "max_iterations")) cfg->max_iterations = integer;
+        else if (!strcmp(k, "warm_start")) cfg->warm_start = integer;
+        else if (!strcmp(k, "rank_selection")) cfg->rank_selection = integer;
+        else if (!strcmp(k, "eps_rank")) cfg->eps_rank = real;
+        else if (!strcmp(k, "ruiz")) cfg->ruiz = integer;
+        else if (!strcmp(k, "ruiz_passes")) cfg->ruiz_passes = integer;
+        else if (!strcmp(k, "tikhonov")) cfg->tikhonov = integer;
+        else if (!strcmp(k, "eps_w")) cfg->eps_w = real;
+        else if (!strcmp(k, "gap_alpha")) cfg->gap_alpha = real;
+        else if (!strcmp(k, "margin")) cfg->margin = real;
+        else if (!strcmp(k, "break_impulse")) cfg->break_impulse = real;
+        else if (!strcmp(k, "visualize")) cfg->visualize = integer;
+        else if (!strcmp(k, "force_scale")) cfg->force_scale = real;
+      }
+    }
+    if (rc) {
+      cusp_config_free(cfg);
+      return -1;
+    }
+  }
+  if (cfg->friction < 0 && cfg->friction != -1) {
+    char value[64];
+    snprintf(value, sizeof(value), "%g", cfg->friction);
+    fail(err, err_sz, "friction", value, "must be >= 0, or -1 for the geoms' friction");
+    cusp_config_free(cfg);
+    return -1;
+  }
+  return 0;
+}
+
+void cusp_config_free(cuspConfig* cfg) {
+  free(cfg->disk_geoms);
+  free(cfg->environment_geoms);
+  free(cfg->patch_bodies);
+  free(cfg->limit_surface);
+  memset(cfg, 0, sizeof(*cfg));
+}
+
+static const char* type_name(cuspKeyType t) {
+  switch (t) {
+    case CUSP_KEY_REAL: return "real";
+    case CUSP_KEY_INT: return "integer";
+    case CUSP_KEY_BOOL: return "bool";
+    case CUSP_KEY_CHOICE: return "choice";
+    case CUSP_KEY_GEOMS: return "geom names";
+    case CUSP_KEY_BODIES: return "body names";
+    case CUSP_KEY_BODY_PARAMS: return "body:numbers";
+  }
+  return "?";
+}
+
+int cusp_config_markdown(char* out, int out_sz) {
+  int len = snprintf(out, out_sz, "| key | type | unit | default | range | meaning |\n"
+                                  "| --- | --- | --- | --- | --- | --- |\n");
+  for (const cuspConfigKey* k = cusp_config_keys; k->key; k++) {
+    char range[128] = "-";
+    if (k->type == CUSP_KEY_REAL || k->type == CUSP_KEY_INT) {
+      snprintf(range, sizeof(range), "[%g, %g]", k->min, k->max);
+    } else if (k->type == CUSP_KEY_CHOICE) {
+      snprintf(range, sizeof(range), "%s", k->choices);
+      for (char* c = range; *c; c++) {
+        if (*c == '|') *c = '/';  // '|' would split the Markdown cell
+      }
+    } else if (k->type == CUSP_KEY_BOOL) {
+      snprintf(range, sizeof(range), "true, false");
+    }
+    len += snprintf(out + (len < out_sz ? len : out_sz), len < out_sz ? out_sz - len : 0,
+                    "| `%s` | %s | %s | `%s` | %s | %s |\n", k->key, type_name(k->type), k->unit,
+                    k->default_value[0] ? k->default_value : "(empty)", range, k->doc);
+  }
+  return len;
+}

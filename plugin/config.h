@@ -1,0 +1,95 @@
+// cusp.contact plugin configuration: the MJCF <config key= value=> contract.
+// Every key is listed once in cusp_config_keys (config.c) with unit, default and range; the same
+// table drives parsing, validation and the documentation in mjcf/README.md.
+#ifndef CUSP_PLUGIN_CONFIG_H_
+#define CUSP_PLUGIN_CONFIG_H_
+
+#include <mujoco/mujoco.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum cuspKeyType_ {
+  CUSP_KEY_REAL = 0,   // a finite number in [min, max]
+  CUSP_KEY_INT,        // an integer in [min, max]
+  CUSP_KEY_BOOL,       // true/false (also 1/0)
+  CUSP_KEY_CHOICE,     // one word out of a '|'-separated list
+  CUSP_KEY_GEOMS,      // space-separated geom names that must exist
+  CUSP_KEY_BODIES,     // space-separated body names that must exist
+  CUSP_KEY_BODY_PARAMS // "body:v1,v2,v3; body:..." (per-body numeric overrides)
+} cuspKeyType;
+
+typedef struct cuspConfigKey_ {
+  const char* key;            // config key as written in MJCF
+  cuspKeyType type;
+  const char* default_value;  // as text; "" for empty lists
+  double min, max;            // range for REAL/INT (inclusive)
+  const char* choices;        // for CHOICE: "a|b|c"
+  const char* unit;           // unit, or "-" for dimensionless
+  const char* doc;            // one-line description
+} cuspConfigKey;
+
+extern const cuspConfigKey cusp_config_keys[];  // terminated by {NULL}
+int cusp_config_nkey(void);
+
+// per-body limit-surface override (Unicomp 26-30): et, eo (dimensionless), er (m); <= 0: default
+typedef struct cuspLimitSurfaceOverride_ {
+  int body;           // body id
+  mjtNum e[3];        // et, eo, er
+} cuspLimitSurfaceOverride;
+
+// Parsed, validated configuration of one plugin instance. Lists are owned (free with
+// cusp_config_free).
+typedef struct cuspConfig_ {
+  int* disk_geoms;        // soft contact disks (cylinder geoms)          (ndisk)
+  int ndisk;
+  int* environment_geoms; // geoms the disks/bodies touch; empty: all others (nenv)
+  int nenv;
+  int* patch_bodies;      // rigid bodies with patch contact               (npatch_body)
+  int npatch_body;
+  cuspLimitSurfaceOverride* limit_surface;                              // (nlimit_surface)
+  int nlimit_surface;
+  mjtNum friction;        // friction coefficient override; < 0: from the geoms (max of pair)
+  int friction_directions;// r, polyhedral cone directions per contact
+  int solver;             // index into the backend choices (cusp_config_solver_name)
+  mjtNum tolerance;       // solver residual tolerance (natural map, impulse units)
+  int max_iterations;
+  int warm_start;
+  int rank_selection;     // conditioning stage 1
+  mjtNum eps_rank;
+  int ruiz;               // conditioning stage 2
+  int ruiz_passes;
+  int tikhonov;           // conditioning stage 3
+  mjtNum eps_w;
+  mjtNum gap_alpha;       // normal rhs += (gap_alpha / h) * gap
+  mjtNum margin;          // m, speculative contact distance
+  mjtNum break_impulse;   // N*s, normal impulse at or below which a contact counts as "break"
+  int visualize;
+  mjtNum force_scale;     // m per N of normal force for drawn normals
+} cuspConfig;
+
+// Returns the config value (override, MJCF, or default) as text.
+const char* cusp_config_value(const mjModel* m, int instance, const cuspConfigKey* key);
+
+// Parse and validate instance's config. On error returns -1 and writes a message naming the key
+// and the value into err (err_sz bytes); on success returns 0 and fills cfg.
+int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err, int err_sz);
+void cusp_config_free(cuspConfig* cfg);
+
+// name of the solver choice (index as stored in cuspConfig.solver)
+const char* cusp_config_solver_name(int solver);
+
+// Process-wide overrides, for tools (cusp-sim --set, Python): applied to instances of
+// cusp.contact initialised after the call, before the MJCF value. The key is checked at once;
+// returns -1 with a message for an unknown key. Values are validated at init like MJCF values.
+int cusp_config_override_set(const char* key, const char* value, char* err, int err_sz);
+void cusp_config_override_clear(void);
+
+// Text of the keys table as a Markdown table (for mjcf/README.md; checked by a test).
+int cusp_config_markdown(char* out, int out_sz);
+
+#ifdef __cplusplus
+}
+#endif
+#endif  // CUSP_PLUGIN_CONFIG_H_

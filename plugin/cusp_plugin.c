@@ -1,0 +1,108 @@
+// Registration of the cusp.contact engine plugin and its callbacks.
+// The step itself (detection, assembly, solve, correction) happens in advance(), after MuJoCo has
+// integrated the free motion: see design.md section 2.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mujoco/mujoco.h>
+
+#include "config.h"
+#include "instance.h"
+
+int cusp_check_version(int library_version, int header_version, char* msg, int msg_sz) {
+  if (library_version == header_version) return 0;
+  snprintf(msg, msg_sz,
+           "cusp.contact: libmujoco version %d differs from the headers the plugin was built "
+           "with (%d); rebuild cusp against the pinned MuJoCo",
+           library_version, header_version);
+  return -1;
+}
+
+static cuspInstance* get_instance(const mjData* d, int instance) {
+  return (cuspInstance*)d->plugin_data[instance];
+}
+
+//---------------------------------- callbacks ------------------------------------------------------
+
+static int cusp_nstate(const mjModel* m, int instance) {
+  (void)m;
+  (void)instance;
+  return CUSP_NSTATE;
+}
+
+static int cusp_init(const mjModel* m, mjData* d, int instance) {
+  char msg[1024];
+  if (cusp_check_version(mj_version(), mjVERSION_HEADER, msg, sizeof(msg))) {
+    mju_warning("%s", msg);
+    return -1;
+  }
+  cuspInstance* inst = (cuspInstance*)calloc(1, sizeof(cuspInstance));
+  if (!inst) {
+    mju_warning("cusp.contact: out of memory");
+    return -1;
+  }
+  if (cusp_config_parse(&inst->cfg, m, instance, msg, sizeof(msg))) {
+    mju_warning("%s", msg);
+    free(inst);
+    return -1;
+  }
+  d->plugin_data[instance] = (uintptr_t)inst;
+  return 0;
+}
+
+static void cusp_destroy(mjData* d, int instance) {
+  cuspInstance* inst = get_instance(d, instance);
+  if (!inst) return;
+  cusp_config_free(&inst->cfg);
+  free(inst);
+  d->plugin_data[instance] = 0;
+}
+
+static void cusp_reset(const mjModel* m, mjtNum* plugin_state, void* plugin_data, int instance) {
+  (void)m;
+  (void)instance;
+  memset(plugin_state, 0, CUSP_NSTATE * sizeof(mjtNum));
+  cuspInstance* inst = (cuspInstance*)plugin_data;
+  if (inst) inst->warned = 0;
+}
+
+static void cusp_compute(const mjModel* m, mjData* d, int instance, int capability_bit) {
+  // contact impulses are applied in advance(); nothing to add to the passive forces
+  (void)m;
+  (void)d;
+  (void)instance;
+  (void)capability_bit;
+}
+
+static void cusp_advance(const mjModel* m, mjData* d, int instance) {
+  mjtNum* state = d->plugin_state + m->plugin_stateadr[instance];
+  state[CUSP_STATE_STEPS] += 1;
+}
+
+//---------------------------------- registration ---------------------------------------------------
+
+mjPLUGIN_LIB_INIT(cusp) {
+  char msg[512];
+  if (cusp_check_version(mj_version(), mjVERSION_HEADER, msg, sizeof(msg))) {
+    // still register, so that loading a scene fails with this message instead of "unknown plugin"
+    mju_warning("%s", msg);
+  }
+  static const char* attributes[128];
+  int nkey = cusp_config_nkey();
+  for (int i = 0; i < nkey; i++) attributes[i] = cusp_config_keys[i].key;
+
+  mjpPlugin plugin;
+  mjp_defaultPlugin(&plugin);
+  plugin.name = "cusp.contact";
+  plugin.capabilityflags = mjPLUGIN_PASSIVE;
+  plugin.nattribute = nkey;
+  plugin.attributes = attributes;
+  plugin.nstate = cusp_nstate;
+  plugin.init = cusp_init;
+  plugin.destroy = cusp_destroy;
+  plugin.reset = cusp_reset;
+  plugin.compute = cusp_compute;
+  plugin.advance = cusp_advance;
+  mjp_registerPlugin(&plugin);
+}

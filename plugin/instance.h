@@ -1,0 +1,43 @@
+// Per-mjData state of one cusp.contact instance, and the layout of its published state vector.
+#ifndef CUSP_PLUGIN_INSTANCE_H_
+#define CUSP_PLUGIN_INSTANCE_H_
+
+#include <mujoco/mujoco.h>
+
+#include "config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Layout of d->plugin_state for one instance (mjtNum each). Published after every step so that
+// tools read it without linking against the plugin (Python: d.plugin_state). Counts are for the
+// last step unless named total.
+typedef enum cuspStateSlot_ {
+  CUSP_STATE_NCONTACT = 0,        // contacts detected (within margin)
+  CUSP_STATE_NKEPT,               // contacts kept after rank selection
+  CUSP_STATE_NSTICK,              // kept contacts sticking
+  CUSP_STATE_NSLIDE,              // kept contacts sliding
+  CUSP_STATE_NBREAK,              // contacts with zero normal impulse
+  CUSP_STATE_ITERATIONS,          // solver iterations (all backends tried)
+  CUSP_STATE_STATUS,              // cuspSolveStatus of the accepted solve (0: solved)
+  CUSP_STATE_MAX_PENETRATION,     // m, deepest penetration of a registered contact at q*
+  CUSP_STATE_SOLVER_FAILURES,     // total steps whose solve failed, since reset
+  CUSP_STATE_STEPS,               // total steps advanced since reset
+  CUSP_STATE_RCOND_BEFORE,        // reciprocal condition estimate before conditioning
+  CUSP_STATE_RCOND_AFTER,         // ... and after
+  CUSP_NSTATE
+} cuspStateSlot;
+
+typedef struct cuspInstance_ {
+  cuspConfig cfg;      // validated configuration
+  int warned;          // one warning per instance for numerical trouble
+} cuspInstance;
+
+// version check: 0 if the library and headers agree, else -1 and a message with both
+int cusp_check_version(int library_version, int header_version, char* msg, int msg_sz);
+
+#ifdef __cplusplus
+}
+#endif
+#endif  // CUSP_PLUGIN_INSTANCE_H_
