@@ -1,0 +1,49 @@
+// The one place where the solver talks to BLAS/LAPACK (Fortran ABI, trailing underscore,
+// every argument by pointer). Column-major, leading dimensions passed; every LAPACK call returns
+// its info (0 = success, < 0 bad argument, > 0 routine-specific failure such as a zero pivot).
+#ifndef CUSP_SOLVER_LAPACK_SHIM_H_
+#define CUSP_SOLVER_LAPACK_SHIM_H_
+
+#include <mujoco/mjtype.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// LU with partial pivoting of a (m x n), ipiv (min(m,n)).
+int cusp_dgetrf(mjtNum* a, int* ipiv, int m, int n, int lda);
+// Solve A X = B (trans 'N') or A^T X = B ('T') with the LU from cusp_dgetrf; b (ldb x nrhs).
+int cusp_dgetrs(mjtNum* b, char trans, const mjtNum* lu, const int* ipiv, int n, int nrhs,
+                int lda, int ldb);
+// Reciprocal 1-norm condition estimate from an LU and the 1-norm of the original matrix.
+// work (4n) mjtNum, iwork (n).
+int cusp_dgecon(mjtNum* rcond, const mjtNum* lu, mjtNum anorm, int n, int lda, mjtNum* work,
+                int* iwork);
+// 1-norm of a (m x n).
+mjtNum cusp_dlange1(const mjtNum* a, int m, int n, int lda);
+// Cholesky (lower) in place of a (n x n); info > 0: not positive definite.
+int cusp_dpotrf(mjtNum* a, int n, int lda);
+// Solve A X = B with the lower Cholesky factor; b (ldb x nrhs).
+int cusp_dpotrs(mjtNum* b, const mjtNum* l, int n, int nrhs, int lda, int ldb);
+// B := alpha op(A)^-1 B with A lower triangular on the left; trans 'N' or 'T'; b (ldb x nrhs).
+void cusp_dtrsm_lower_left(mjtNum* b, char trans, const mjtNum* a, mjtNum alpha, int n, int nrhs,
+                           int lda, int ldb);
+// C := alpha A^T A + beta C (lower triangle of C updated), A (k x n), C (n x n).
+void cusp_dsyrk_lower_t(mjtNum* c, const mjtNum* a, mjtNum alpha, mjtNum beta, int n, int k,
+                        int lda, int ldc);
+// C := alpha op(A) op(B) + beta C, C (m x n).
+void cusp_dgemm(mjtNum* c, char transa, char transb, const mjtNum* a, const mjtNum* b,
+                mjtNum alpha, mjtNum beta, int m, int n, int k, int lda, int ldb, int ldc);
+// y := alpha op(A) x + beta y, A (m x n).
+void cusp_dgemv(mjtNum* y, char trans, const mjtNum* a, const mjtNum* x, mjtNum alpha,
+                mjtNum beta, int m, int n, int lda);
+// Pivoted QR of a (m x n): jpvt (n) in: 0 = free column; out: 1-based permutation; tau
+// (min(m,n)); work of lwork mjtNum (lwork = -1: optimal size returned in work[0]).
+int cusp_dgeqp3(mjtNum* a, int* jpvt, mjtNum* tau, int m, int n, int lda, mjtNum* work,
+                int lwork);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CUSP_SOLVER_LAPACK_SHIM_H_

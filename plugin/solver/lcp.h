@@ -1,0 +1,129 @@
+// cusp complementarity solver core: linear complementarity problems (LCP) and box-constrained
+// LCPs, solved by interchangeable backends chosen by name.
+//
+// Problem:  find z (n) with  w = M z + q,  lo <= z <= hi,  and for every i
+//             z_i = lo_i  =>  w_i >= 0,   z_i = hi_i  =>  w_i <= 0,   lo_i < z_i < hi_i  =>  w_i = 0.
+// With lo = 0, hi = +inf (pass NULL for both) this is the standard LCP 0 <= z _|_ M z + q >= 0.
+//
+// Memory: every solve works in caller-provided memory of at least *_worksize(n) bytes, aligned
+// for mjtNum (malloc'd memory or an mjtNum array is fine); nothing is allocated inside a solve.
+// The library calls no MuJoCo function: only the mjtNum typedef is taken from mujoco/mjtype.h.
+#ifndef CUSP_SOLVER_LCP_H_
+#define CUSP_SOLVER_LCP_H_
+
+#include <stddef.h>
+
+#include <mujoco/mjtype.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+//---------------------------------- problem / options / info -----------------------------------
+
+// Dense LCP data; nothing is owned, nothing is modified by a solve.
+typedef struct cuspLcpProblem_ {
+  int n;              // number of unknowns (>= 0)
+  const mjtNum* M;    // (ldm x n) column-major, M(i,j) = M[i + j*ldm]
+  int ldm;            // leading dimension of M (>= max(1, n))
+  const mjtNum* q;    // (n)
+  const mjtNum* lo;   // (n) lower bounds (may be -INFINITY); NULL means all 0
+  const mjtNum* hi;   // (n) upper bounds (may be +INFINITY); NULL means all +INFINITY
+} cuspLcpProblem;
+
+typedef enum cuspLcpStatus_ {
+  CUSP_LCP_SOLVED = 0,       // residual <= tol
+  CUSP_LCP_MAX_ITER,         // iteration / pivot limit reached before residual <= tol
+  CUSP_LCP_NO_SOLUTION,      // ray termination (Lemke) or infeasibility detected
+  CUSP_LCP_NUMERICAL,        // singular pivot, zero/negative diagonal (PGS), NaN, stalled Newton
+  CUSP_LCP_BAD_INPUT,        // n < 0, ldm < n, bad bounds, workspace too small, unsupported bounds
+  CUSP_LCP_NSTATUS
+} cuspLcpStatus;
+
+typedef struct cuspLcpOptions_ {
+  mjtNum tol;           // success test: natural residual max_i |z_i - mid(lo,hi,z_i - w_i)| <= tol
+  int max_iter;         // iterations (Newton steps, PGS sweeps, Lemke pivots); 0 = backend default
+  int warm_start;       // nonzero: z passed in is the initial guess (FB Newton, PGS); else z0 = 0
+  mjtNum pgs_omega;     // PGS/SOR relaxation in (0, 2); 1 = Gauss-Seidel
+  mjtNum lemke_pivot_tol;  // Lemke: column entries <= this (relative) are not pivot candidates
+  mjtNum newton_lm_min; // FB Newton: smallest Levenberg-Marquardt damping (relative to ||H||^2)
+  int chain[4];         // fallback chain: backend ids (cuspLcpBackendId), terminated by -1
+} cuspLcpOptions;
+
+typedef struct cuspLcpInfo_ {
+  cuspLcpStatus status;
+  const char* message;  // static string with the detail (e.g. "zero diagonal", "secondary ray")
+  int index;            // offending row for messages about one row, else -1
+  const char* backend;  // name of the backend that produced z (for the chain: the one that won)
+  int iterations;       // Newton steps / PGS sweeps / Lemke pivots (chain: sum over backends)
+  mjtNum residual;      // natural-map residual max_i |z_i - mid(lo_i, hi_i, z_i - w_i)|
+  mjtNum siconos_error; // ||z - mid(lo,hi,z - w)||_2 / ||q||_2 (||q|| replaced by 1 if 0)
+  mjtNum complementarity;  // max_i |z_i w_i| over variables with standard bounds
+  mjtNum seconds;       // wall time of the solve
+} cuspLcpInfo;
+
+// Backend signature shared by every solver.
+//   z    (n)  in: initial guess if options->warm_start; out: solution (best iterate on failure)
+//   w    (n)  out: M z + q (may be NULL)
+//   work      caller memory of at least worksize(n) bytes
+// Returns info->status.
+typedef cuspLcpStatus (*cuspLcpSolveFn)(mjtNum* z, mjtNum* w, cuspLcpInfo* info,
+                                        const cuspLcpProblem* prob, const cuspLcpOptions* opt,
+                                        void* work, size_t work_bytes);
+typedef size_t (*cuspLcpWorksizeFn)(int n);
+
+typedef enum cuspLcpBackendId_ {
+  CUSP_LCP_LEMKE = 0,
+  CUSP_LCP_PGS,
+  CUSP_LCP_FBNEWTON,
+  CUSP_LCP_CHAIN,
+  CUSP_LCP_NBACKEND
+} cuspLcpBackendId;
+
+typedef struct cuspLcpBackend_ {
+  const char* name;        // "lemke", "pgs", "fbnewton", "chain"
+  cuspLcpSolveFn solve;
+  cuspLcpWorksizeFn worksize;
+} cuspLcpBackend;
+
+//---------------------------------- API ---------------------------------------------------------
+
+// Defaults: tol 1e-10, max_iter 0 (backend default), no warm start, omega 1, pivot tol 1e-12,
+// lm_min 1e-14, chain {fbnewton, lemke, pgs}.
+cuspLcpOptions cusp_lcp_default_options(void);
+
+// Backend table lookup by name; NULL if unknown. cusp_lcp_backend(id) indexes the table.
+const cuspLcpBackend* cusp_lcp_backend_find(const char* name);
+const cuspLcpBackend* cusp_lcp_backend(cuspLcpBackendId id);
+
+// Convenience: find + solve. Unknown name -> CUSP_LCP_BAD_INPUT.
+cuspLcpStatus cusp_lcp_solve_named(const char* name, mjtNum* z, mjtNum* w, cuspLcpInfo* info,
+                                   const cuspLcpProblem* prob, const cuspLcpOptions* opt,
+                                   void* work, size_t work_bytes);
+
+// Individual backends (same contract as cuspLcpSolveFn).
+size_t cusp_lcp_lemke_worksize(int n);
+cuspLcpStatus cusp_lcp_lemke(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const cuspLcpProblem* prob,
+                             const cuspLcpOptions* opt, void* work, size_t work_bytes);
+size_t cusp_lcp_pgs_worksize(int n);
+cuspLcpStatus cusp_lcp_pgs(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const cuspLcpProblem* prob,
+                           const cuspLcpOptions* opt, void* work, size_t work_bytes);
+size_t cusp_lcp_fbnewton_worksize(int n);
+cuspLcpStatus cusp_lcp_fbnewton(mjtNum* z, mjtNum* w, cuspLcpInfo* info,
+                                const cuspLcpProblem* prob, const cuspLcpOptions* opt, void* work,
+                                size_t work_bytes);
+size_t cusp_lcp_chain_worksize(int n);
+cuspLcpStatus cusp_lcp_chain(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const cuspLcpProblem* prob,
+                             const cuspLcpOptions* opt, void* work, size_t work_bytes);
+
+// Residuals of a candidate z: fills w = M z + q (w (n), required) and info->residual,
+// info->siconos_error, info->complementarity.
+void cusp_lcp_residual(mjtNum* w, cuspLcpInfo* info, const mjtNum* z, const cuspLcpProblem* prob);
+
+const char* cusp_lcp_status_string(cuspLcpStatus status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CUSP_SOLVER_LCP_H_

@@ -1,0 +1,295 @@
+// Semismooth Newton on the Fischer-Burmeister reformulation of a box MCP (see mcp.h), with
+//  - the Newton direction H d = -Phi, H = diag(Da) + diag(Db) J an element of the generalized
+//    Jacobian (at the kink a = b = 0 the element (1/sqrt2 - 1, 1/sqrt2 - 1) is used);
+//  - a Levenberg-Marquardt direction (H^T H + mu I) d = -H^T Phi when H is singular or the Newton
+//    direction is not a descent direction for psi = 0.5 ||Phi||^2 or its line search fails;
+//    mu adapts like a trust region (x10 on failure, /10 on success);
+//  - an Armijo backtracking line search on psi.
+#include <math.h>
+#include <string.h>
+
+#include "fb_core.h"
+#include "lapack_shim.h"
+#include "lcp_internal.h"
+
+//---------------------------------- Fischer-Burmeister pieces -----------------------------------
+
+// phi(a, b) = sqrt(a^2 + b^2) - a - b and its partial derivatives
+static inline mjtNum fb(mjtNum a, mjtNum b, mjtNum* da, mjtNum* db) {
+  mjtNum r = hypot(a, b);
+  if (r == 0) {
+    *da = *db = 0.70710678118654752 - 1.0;
+    return 0;
+  }
+  *da = a / r - 1;
+  *db = b / r - 1;
+  // sqrt(a^2+b^2) - a - b loses all digits when a, b > 0 differ in scale: use the product form
+  if (a > 0 && b > 0) return -2 * a * b / (r + a + b);
+  return r - a - b;
+}
+
+// Phi (n), Da (n), Db (n) from z and F; returns psi = 0.5||Phi||^2, *nat = natural residual.
+static mjtNum fb_eval(mjtNum* phi, mjtNum* da, mjtNum* db, mjtNum* nat, const mjtNum* z,
+                      const mjtNum* F, const mjtNum* lo, const mjtNum* hi, int n) {
+  mjtNum psi = 0, res = 0;
+  for (int i = 0; i < n; i++) {
+    mjtNum l = lo ? lo[i] : 0, u = hi ? hi[i] : INFINITY;
+    mjtNum f = F[i], x = z[i], p, a1, b1;
+    if (l > -INFINITY && u == INFINITY) {
+      p = fb(x - l, f, &a1, &b1);
+    } else if (l == -INFINITY && u < INFINITY) {
+      p = -fb(u - x, -f, &a1, &b1);  // dPhi/dz = a1 e_i + b1 J_i (signs cancel)
+    } else if (l == -INFINITY) {
+      p = f;
+      a1 = 0;
+      b1 = 1;
+    } else {
+      mjtNum ia, ib, oa, ob;
+      mjtNum c = fb(u - x, -f, &ia, &ib);
+      p = fb(x - l, c, &oa, &ob);
+      a1 = oa - ob * ia;
+      b1 = -ob * ib;
+    }
+    phi[i] = p;
+    if (da) {
+      da[i] = a1;
+      db[i] = b1;
+    }
+    psi += p * p;
+    mjtNum r = fabs(x - cusp_mid(l, u, x - f));
+    res = (r > res || isnan(r)) ? (isnan(r) ? INFINITY : r) : res;
+  }
+  *nat = res;
+  return isfinite(psi) ? 0.5 * psi : INFINITY;
+}
+
+//---------------------------------- core --------------------------------------------------------
+
+size_t cusp_fb_core_worksize(int n, int const_jac) {
+  size_t nn = (size_t)(n > 0 ? n : 1);
+  size_t nmat = const_jac ? 2 : 3;
+  return CUSP_ALIGN(sizeof(mjtNum) * (nmat * nn * nn + 11 * nn)) + CUSP_ALIGN(sizeof(int) * nn);
+}
+
+cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cuspFbCore* c,
+                           const cuspMcpOptions* opt, void* work) {
+  int n = c->n;
+  size_t nn = (size_t)(n > 0 ? n : 1);
+  mjtNum* H = (mjtNum*)work;  // (n x n) Newton matrix
+  mjtNum* K = H + nn * nn;    // (n x n) LU of H or Cholesky of H^T H + mu I
+  mjtNum* Jbuf = K + nn * nn; // (n x n) Jacobian from the callback (absent if constant)
+  mjtNum* v = Jbuf + (c->jac_const ? 0 : nn * nn);
+  mjtNum* F = v;              // (n) F(z)
+  mjtNum* phi = F + nn;       // (n)
+  mjtNum* da = phi + nn;      // (n)
+  mjtNum* db = da + nn;       // (n)
+  mjtNum* g = db + nn;        // (n) gradient H^T Phi
+  mjtNum* d = g + nn;         // (n) direction
+  mjtNum* jd = d + nn;        // (n) J d (affine line search)
+  mjtNum* zt = jd + nn;       // (n) trial point
+  mjtNum* Ft = zt + nn;       // (n)
+  mjtNum* phit = Ft + nn;     // (n)
+  mjtNum* zbest = phit + nn;  // (n)
+  size_t nmat = c->jac_const ? 2 : 3;
+  int* ipiv = (int*)((char*)work + CUSP_ALIGN(sizeof(mjtNum) * (nmat * nn * nn + 11 * nn)));
+  const mjtNum* lo = c->lo;
+  const mjtNum* hi = c->hi;
+  int max_iter = opt->max_iter > 0 ? opt->max_iter : 100;
+  mjtNum sigma = opt->armijo > 0 ? opt->armijo : 1e-4;
+  int max_bt = opt->max_backtrack > 0 ? opt->max_backtrack : 30;
+  mjtNum lm_min = opt->lm_min > 0 ? opt->lm_min : 1e-14;
+  mjtNum lm_fac = 1e-6;  // mu = lm_fac * max diag(H^T H)
+
+  info->iterations = info->lm_steps = info->evaluations = 0;
+  info->message = "";
+  for (int i = 0; i < n; i++) {
+    mjtNum l = lo ? lo[i] : 0, u = hi ? hi[i] : INFINITY;
+    mjtNum x = opt->warm_start && isfinite(z[i]) ? z[i] : 0;
+    z[i] = cusp_mid(l, u, x);
+  }
+  cuspLcpStatus status = CUSP_LCP_MAX_ITER;
+  info->evaluations++;
+  if (c->residual(F, z, n, c->user)) {
+    info->status = CUSP_LCP_NUMERICAL;
+    info->message = "residual callback failed";
+    info->residual = info->merit = INFINITY;
+    return info->status;
+  }
+  mjtNum nat;
+  mjtNum psi = fb_eval(phi, da, db, &nat, z, F, lo, hi, n);
+  mjtNum best_nat = nat, best_psi = psi;
+  memcpy(zbest, z, sizeof(mjtNum) * n);
+
+  int it = 0;
+  while (it < max_iter) {
+    if (nat <= opt->tol) {
+      status = CUSP_LCP_SOLVED;
+      break;
+    }
+    if (!isfinite(psi)) {
+      status = CUSP_LCP_NUMERICAL;
+      info->message = "non-finite residual";
+      break;
+    }
+    it++;
+    const mjtNum* J;
+    int ldj;
+    if (c->jac_const) {
+      J = c->jac_const;
+      ldj = c->ld_const;
+    } else {
+      if (c->jacobian(Jbuf, n, z, n, c->user)) {
+        status = CUSP_LCP_NUMERICAL;
+        info->message = "jacobian callback failed";
+        break;
+      }
+      J = Jbuf;
+      ldj = n;
+    }
+    for (int j = 0; j < n; j++) {
+      const mjtNum* Jc = J + (size_t)j * ldj;
+      mjtNum* Hc = H + (size_t)j * n;
+      for (int i = 0; i < n; i++) Hc[i] = db[i] * Jc[i];
+      Hc[j] += da[j];
+    }
+    cusp_dgemv(g, 'T', H, phi, 1.0, 0.0, n, n, n);
+
+    // Newton direction, then LM if needed; each followed by the Armijo search
+    int accepted = 0;
+    for (int attempt = 0; attempt < 2 && !accepted; attempt++) {
+      int ok = 0;
+      if (attempt == 0) {
+        memcpy(K, H, sizeof(mjtNum) * nn * nn);
+        if (cusp_dgetrf(K, ipiv, n, n, n) == 0) {
+          for (int i = 0; i < n; i++) d[i] = -phi[i];
+          cusp_dgetrs(d, 'N', K, ipiv, n, 1, n, n);
+          mjtNum gd = 0, dd = 0;
+          for (int i = 0; i < n; i++) {
+            gd += g[i] * d[i];
+            dd += d[i] * d[i];
+          }
+          ok = isfinite(gd) && gd < -1e-14 * dd;
+        }
+      } else {
+        // LM: (H^T H + mu I) d = -g
+        cusp_dsyrk_lower_t(K, H, 1.0, 0.0, n, n, n, n);
+        mjtNum dmax = 0;
+        for (int i = 0; i < n; i++) dmax = fmax(dmax, K[i + (size_t)i * n]);
+        if (dmax == 0) dmax = 1;
+        while (!ok && lm_fac < 1e12) {
+          mjtNum mu = dmax * fmax(lm_fac, lm_min);
+          // rebuild: dsyrk again only when Cholesky failed (K is overwritten by dpotrf)
+          for (int i = 0; i < n; i++) K[i + (size_t)i * n] += mu;
+          if (cusp_dpotrf(K, n, n) == 0) {
+            for (int i = 0; i < n; i++) d[i] = -g[i];
+            cusp_dpotrs(d, K, n, 1, n, n);
+            ok = 1;
+          } else {
+            lm_fac *= 10;
+            cusp_dsyrk_lower_t(K, H, 1.0, 0.0, n, n, n, n);
+          }
+        }
+        info->lm_steps++;
+      }
+      if (!ok) continue;
+      mjtNum gd = 0;
+      for (int i = 0; i < n; i++) gd += g[i] * d[i];
+      if (c->affine) cusp_dgemv(jd, 'N', J, d, 1.0, 0.0, n, n, ldj);
+      mjtNum t = 1;
+      for (int bt = 0; bt <= max_bt; bt++, t *= 0.5) {
+        for (int i = 0; i < n; i++) zt[i] = z[i] + t * d[i];
+        if (c->affine) {
+          for (int i = 0; i < n; i++) Ft[i] = F[i] + t * jd[i];
+        } else {
+          info->evaluations++;
+          if (c->residual(Ft, zt, n, c->user)) continue;
+        }
+        mjtNum natt;
+        mjtNum psit = fb_eval(phit, NULL, NULL, &natt, zt, Ft, lo, hi, n);
+        if (psit <= psi + sigma * t * gd || natt <= opt->tol) {
+          accepted = 1;
+          break;
+        }
+      }
+      if (attempt == 1) lm_fac = accepted ? fmax(lm_fac * 0.1, lm_min) : lm_fac * 10;
+    }
+    if (!accepted) {
+      if (lm_fac >= 1e12) {
+        status = CUSP_LCP_NUMERICAL;
+        info->message = "line search failed (stalled at a non-solution)";
+        break;
+      }
+      continue;  // larger damping next time
+    }
+    memcpy(z, zt, sizeof(mjtNum) * n);
+    if (c->affine) {
+      info->evaluations++;
+      c->residual(F, z, n, c->user);  // exact F, no drift from the t J d updates
+    } else {
+      memcpy(F, Ft, sizeof(mjtNum) * n);
+    }
+    psi = fb_eval(phi, da, db, &nat, z, F, lo, hi, n);
+    if (nat < best_nat || (nat == best_nat && psi < best_psi)) {
+      best_nat = nat;
+      best_psi = psi;
+      memcpy(zbest, z, sizeof(mjtNum) * n);
+    }
+  }
+  if (status == CUSP_LCP_MAX_ITER && nat <= opt->tol) status = CUSP_LCP_SOLVED;
+  if (status == CUSP_LCP_MAX_ITER) info->message = "iteration limit reached";
+  if (nat > best_nat) {  // hand back the best iterate seen
+    memcpy(z, zbest, sizeof(mjtNum) * n);
+    info->evaluations++;
+    c->residual(F, z, n, c->user);
+    psi = fb_eval(phi, NULL, NULL, &nat, z, F, lo, hi, n);
+  }
+  if (F_out && F_out != F) memcpy(F_out, F, sizeof(mjtNum) * n);
+  info->iterations = it;
+  info->residual = nat;
+  info->merit = psi;
+  info->status = status;
+  return status;
+}
+
+//---------------------------------- public MCP API ----------------------------------------------
+
+cuspMcpOptions cusp_mcp_default_options(void) {
+  cuspMcpOptions o;
+  o.tol = 1e-10;
+  o.max_iter = 100;
+  o.warm_start = 0;
+  o.lm_min = 1e-14;
+  o.armijo = 1e-4;
+  o.max_backtrack = 30;
+  return o;
+}
+
+size_t cusp_mcp_worksize(int n) { return cusp_fb_core_worksize(n, 0); }
+
+cuspLcpStatus cusp_mcp_fbnewton(mjtNum* z, mjtNum* F, cuspMcpInfo* info,
+                                const cuspMcpProblem* p, const cuspMcpOptions* opt, void* work,
+                                size_t work_bytes) {
+  double t0 = cusp_now();
+  memset(info, 0, sizeof(*info));
+  info->residual = info->merit = INFINITY;
+  info->status = CUSP_LCP_BAD_INPUT;
+  if (!p || p->n < 0 || !p->residual || !p->jacobian) {
+    info->message = "bad size or missing callback";
+    return info->status;
+  }
+  if (work_bytes < cusp_mcp_worksize(p->n)) {
+    info->message = "workspace too small";
+    return info->status;
+  }
+  for (int i = 0; i < p->n; i++) {
+    mjtNum l = p->lo ? p->lo[i] : 0, u = p->hi ? p->hi[i] : INFINITY;
+    if (!(l <= u) || l == INFINITY || u == -INFINITY) {
+      info->message = "lower bound above upper bound";
+      return info->status;
+    }
+  }
+  cuspFbCore core = {p->n, p->lo, p->hi, p->residual, p->jacobian, p->user, NULL, 0, 0};
+  cusp_fb_core(z, F, info, &core, opt, work);
+  info->seconds = cusp_now() - t0;
+  return info->status;
+}
