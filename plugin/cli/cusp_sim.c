@@ -30,7 +30,8 @@ static void usage(FILE* out) {
           "  --stock         run the stock twin: cusp.contact removed, registered geoms collide\n"
           "  --csv FILE      write one row per step\n"
           "  --solver NAME   cusp backend (same as --set solver=NAME)\n"
-          "  --set KEY=VALUE override a cusp.contact config key (see mjcf/README.md)\n");
+          "  --set KEY=VALUE override a cusp.contact config key (see mjcf/README.md)\n"
+          "       cusp-sim --config-reference   prints the config keys as a Markdown table\n");
 }
 
 static double now_seconds(void) {
@@ -142,6 +143,13 @@ static void fill_row(Row* r, const mjModel* m, const mjData* d, const char* regi
 }
 
 int main(int argc, char** argv) {
+  if (argc == 2 && !strcmp(argv[1], "--config-reference")) {
+    // the plugin's key table as Markdown (the source of mjcf/README.md's table)
+    static char table[32768];
+    cusp_config_markdown(table, sizeof(table));
+    fputs(table, stdout);
+    return 0;
+  }
   Options o;
   if (parse_args(&o, argc, argv)) {
     usage(stderr);

@@ -1,0 +1,126 @@
+"""Foundation: the plugin loads from Python, bad config fails with key and value, the stock twin
+is real, cusp-sim keeps its JSON/CSV contract."""
+import json
+import pathlib
+import subprocess
+
+import mujoco
+import numpy as np
+import pytest
+
+import cusp
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SCENE = REPO / "mjcf" / "disk_drop.xml"
+SIM = REPO / "build" / "cusp-sim"
+
+CSV_COLUMNS = ["time", "kinetic_J", "potential_J", "max_penetration_m", "ncontact", "nstick",
+               "nslide", "nbreak", "solver_iterations", "solver_status"]
+JSON_FIELDS = ["scene", "mode", "steps", "sim_seconds", "wall_seconds", "us_per_step",
+               "max_penetration_m", "contacts_max", "solver_failures", "energy_initial_J",
+               "energy_final_J", "energy_max_increase_J"]
+
+
+def test_pinned_version_is_the_one_running():
+    assert mujoco.__version__ == cusp.pinned_mujoco_version()
+
+
+def test_plugin_loads_and_registers():
+    cusp.load()
+    cusp.load()  # idempotent
+    model = mujoco.MjModel.from_xml_path(str(SCENE))
+    assert model.nplugin == 1
+    data = mujoco.MjData(model)
+    mujoco.mj_step(model, data, 5)
+    assert data.plugin_state[model.plugin_stateadr[0] + 9] == 5  # CUSP_STATE_STEPS
+
+
+@pytest.mark.parametrize("key,value,expect", [
+    ("margin", "abc", "not a number"),
+    ("margin", "-1", "out of range"),
+    ("solver", "magic", "expected one of"),
+    ("disks", "disk_a nothing", "no geom named 'nothing'"),
+])
+def test_bad_config_names_key_and_value(key, value, expect):
+    cusp.load()
+    spec = cusp.load_spec(SCENE, **{key: value})
+    with pytest.raises(ValueError) as err:
+        spec.compile()
+    text = str(err.value)
+    assert f"'{key}'" in text and f"'{value}'" in text and expect in text
+
+
+def test_unknown_key_fails_naming_it():
+    cusp.load()
+    spec = cusp.load_spec(SCENE, not_a_key="7")
+    with pytest.raises(ValueError, match="not_a_key"):
+        spec.compile()
+
+
+def test_stock_twin_in_python():
+    cusp.load()
+    spec = cusp.stock_twin(mujoco.MjSpec.from_file(str(SCENE)))
+    model = spec.compile()
+    assert model.nplugin == 0
+    for name in ("disk_a", "disk_b"):
+        g = model.geom(name)
+        assert g.contype[0] == 1 and g.conaffinity[0] == 1
+    assert model.geom("rod").contype[0] == 0
+
+
+def run_sim(*args):
+    done = subprocess.run([str(SIM), *map(str, args)], capture_output=True, text=True)
+    return done
+
+
+def test_cusp_sim_json_and_csv(tmp_path):
+    csv_path = tmp_path / "out.csv"
+    done = run_sim(SCENE, "--seconds", "0.05", "--csv", csv_path)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    for field in JSON_FIELDS:
+        assert field in summary
+    assert summary["mode"] == "cusp" and summary["steps"] == 50
+    header = csv_path.read_text().splitlines()[0].split(",")
+    free = [f"carrier_{s}" for s in ("x", "y", "z", "qw", "qx", "qy", "qz")]
+    assert header == CSV_COLUMNS + free
+    data = np.loadtxt(csv_path, delimiter=",", skiprows=1)
+    assert data.shape == (50, len(header))
+    np.testing.assert_allclose(data[:, 0], 0.001 * np.arange(1, 51), atol=1e-12)
+    # energy columns are real: free fall converts potential into kinetic energy
+    total = data[:, 1] + data[:, 2]
+    assert data[-1, 1] > data[0, 1]
+    assert np.isclose(total[-1], summary["energy_final_J"])
+
+
+def test_cusp_sim_stock_mode_collides(tmp_path):
+    done = run_sim(SCENE, "--seconds", "1", "--stock")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary["mode"] == "stock"
+    assert summary["contacts_max"] >= 2
+    assert summary["max_penetration_m"] > 0
+
+
+def test_cusp_sim_timestep_and_set(tmp_path):
+    done = run_sim(SCENE, "--seconds", "0.01", "--timestep", "0.0005", "--set", "margin=0.02",
+                   "--solver", "lemke")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1])["steps"] == 20
+    bad = run_sim(SCENE, "--seconds", "0.01", "--set", "margin=huge")
+    assert bad.returncode != 0 and "'margin'" in bad.stderr and "'huge'" in bad.stderr
+
+
+@pytest.mark.parametrize("args", [[], ["--seconds"], ["--seconds", "-1", "x.xml"],
+                                  ["x.xml", "--wat"], ["x.xml", "--set", "novalue"]])
+def test_cusp_sim_wrong_arguments_print_usage(args):
+    done = run_sim(*args)
+    assert done.returncode == 2
+    assert "usage: cusp-sim" in done.stderr
+
+
+def test_python_run_matches_cusp_sim():
+    summary, series = cusp.run(SCENE, seconds=0.02)
+    assert summary["steps"] == 20
+    assert set(CSV_COLUMNS) <= set(series)
+    assert len(series["time"]) == 20
