@@ -168,7 +168,9 @@ ROD_ATTRS = {
     "stretch_stiffness": Attr("real", None, 0.0, True, unit="N",
                               doc="axial stiffness EA; given: a slide joint per segment"),
     "damping": Attr("real", 0.0, 0.0, unit="N m s/rad",
-                    doc="damping of every bending/twisting joint (N s/m on slides)"),
+                    doc="damping of every bending/twisting joint"),
+    "stretch_damping": Attr("real", 0.0, 0.0, unit="N s/m",
+                            doc="damping of the stretch slides (with stretch_stiffness)"),
     "joint": Attr("choice", "ball", choices=("ball", "hinge"),
                   doc="ball joints (isotropic, GJ = EI) or three hinges (EI, EI, GJ)"),
     "friction": Attr("real", 0.6, 0.0, unit="-", doc="disk friction coefficient"),
@@ -398,7 +400,7 @@ def _expand_rod(elem: ET.Element, parent: ET.Element, gen: Generated, stock: boo
             if r["stretch_stiffness"] is not None:
                 ET.SubElement(child, "joint", name=f"{jn}_ext", type="slide", axis="0 0 1",
                               pos="0 0 0", stiffness=_fmt(r["stretch_stiffness"] / ds),
-                              damping=_fmt(r["damping"]))
+                              damping=_fmt(r["stretch_damping"]))
         ET.SubElement(child, "geom", name=f"{name}_disk{k}_backbone", type="capsule",
                       fromto=_vec(0, 0, -ds, 0, 0, 0), size=_fmt(0.3 * r["disk_radius"]),
                       contype="0", conaffinity="0", group="1", mass="0",
