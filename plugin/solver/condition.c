@@ -170,11 +170,20 @@ void cusp_ruiz(mjtNum* A, mjtNum* b, mjtNum* dr, mjtNum* dc, int n, int lda, int
 
 //---------------------------------- the pipeline ------------------------------------------------
 
+// rcond of the normal block A[a*s, b*s] (k x k) of A (N x N); scratch: k*k + rcond work
+static mjtNum normal_block_rcond(const mjtNum* A, int N, int k, int s, void* scratch) {
+  mjtNum* B = (mjtNum*)scratch;
+  for (int b = 0; b < k; b++) {
+    for (int a = 0; a < k; a++) B[a + (size_t)b * k] = A[a * s + (size_t)(b * s) * N];
+  }
+  return cusp_rcond(B, k, k, (char*)scratch + CUSP_ALIGN(sizeof(mjtNum) * (size_t)k * k + 8));
+}
+
 static size_t solve_lcp_bytes(int N, const cuspConditionOptions* opt) {
   const cuspLcpBackend* be = cusp_lcp_backend(opt->backend);
   if (!be) be = cusp_lcp_backend(CUSP_LCP_CHAIN);
   size_t need = be->worksize(N);
-  size_t rc = cusp_rcond_worksize(N);
+  size_t rc = CUSP_ALIGN(sizeof(mjtNum) * (size_t)N * N + 8) + cusp_rcond_worksize(N);
   return need > rc ? need : rc;
 }
 
@@ -242,7 +251,7 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
 
   if (opt->estimate_condition && m > 0) {
     cusp_contact_assemble(A0, Nfull, b0, c, L, NULL, m, scratch);
-    info->rcond_before = cusp_rcond(A0, Nfull, Nfull, scratch);
+    info->rcond_before = normal_block_rcond(A0, Nfull, m, s, scratch);
   }
   // stage 1
   int k = m;
@@ -290,7 +299,7 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   if (opt->tikhonov && opt->eps_w > 0) {
     for (int a = 0; a < k; a++) A[a * s + (size_t)(a * s) * N] += opt->eps_w;
   }
-  if (opt->estimate_condition) info->rcond_after = cusp_rcond(A, N, N, scratch);
+  if (opt->estimate_condition) info->rcond_after = normal_block_rcond(A, N, k, s, scratch);
   // solve the conditioned problem z' = Dc^-1 z
   for (int i = 0; i < N; i++) z[i] /= dc[i];
   cuspLcpProblem prob = {N, A, N, b, NULL, NULL};

@@ -55,8 +55,11 @@ typedef struct cuspConditionInfo_ {
   int kept;                 // contacts kept by stage 1 (m when stage 1 is off)
   int dropped;              // m - kept
   int n_lcp;                // size of the LCP actually solved (kept * s)
-  mjtNum rcond_before;      // 1-norm reciprocal condition estimate of the full unconditioned A
-  mjtNum rcond_after;       //   and of the final (reduced, scaled, regularised) A; -1 if off
+  mjtNum rcond_before;      // 1-norm reciprocal condition estimate of the normal (Delassus)
+  mjtNum rcond_after;       //   block W_nn: of all m contacts unconditioned, and of the final
+                            //   (kept, scaled, regularised) block; -1 if off. The whole A is
+                            //   singular by construction whenever r is even (d_k = -d_k+r/2),
+                            //   so its own rcond says nothing about the conditioning stages.
   mjtNum residual_original; // natural residual of the unscaled z on the reduced problem without
                             //   Tikhonov (what the physics sees)
   cuspLcpInfo lcp;          // the backend's report on the conditioned problem

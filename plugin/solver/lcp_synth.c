@@ -67,7 +67,8 @@ void cusp_synth_contact(cuspContactLcp* c, mjtNum* Meff, mjtNum* Jn, mjtNum* Jt,
     for (int k = 0; k < ndep; k++) is_dep |= dep[k] == i;
     mjtNum* jn = Jn + (size_t)i * nv;
     if (is_dep && nbase == 2) {
-      mjtNum a = 0.3 + cusp_synth_uniform(&s), b = 0.3 + cusp_synth_uniform(&s);
+      // a + b < 1: pivoted QR always prefers a base contact over the redundant one
+      mjtNum a = 0.1 + 0.35 * cusp_synth_uniform(&s), b = 0.1 + 0.35 * cusp_synth_uniform(&s);
       for (int j = 0; j < nv; j++) jn[j] = a * Jn[(size_t)base[0] * nv + j] + b * Jn[(size_t)base[1] * nv + j];
     } else {
       for (int j = 0; j < nv; j++) jn[j] = sym(&s);
@@ -83,7 +84,7 @@ void cusp_synth_contact(cuspContactLcp* c, mjtNum* Meff, mjtNum* Jn, mjtNum* Jt,
     for (int k = 0; k < r; k++) {
       mjtNum ang = 2 * 3.14159265358979323846 * k / r;
       mjtNum* jt = Jt + ((size_t)i * r + k) * nv;
-      for (int j = 0; j < nn; j++) jt[j] = cos(ang) * t1[j] + sin(ang) * t2[j];
+      for (int j = 0; j < nv; j++) jt[j] = j < nn ? cos(ang) * t1[j] + sin(ang) * t2[j] : 0;
       bt[(size_t)i * r + k] = 0;
     }
     mjtNum vt1 = 0.5 * sym(&s), vt2 = 0.5 * sym(&s);

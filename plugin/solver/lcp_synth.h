@@ -23,8 +23,8 @@ void cusp_synth_lcp(mjtNum* M, mjtNum* q, mjtNum* zstar, mjtNum* wstar, int n, i
 
 // Contact LCP data in caller arrays (see cuspContactLcp), nv dofs, m contacts, r directions.
 // Meff: SPD with masses spread over two decades. Contacts listed in dep[0..ndep-1] get a normal
-// row that is an exact combination of the normal rows of two earlier independent contacts
-// (a dynamically redundant contact); every other normal row is generic.
+// row a*Jn_0 + b*Jn_1 of the first two independent contacts with a, b > 0, a + b < 1
+// (a dynamically redundant contact); every other normal row is generic. nv <= 512.
 //   Meff (nv x nv), Jn (m x nv), Jt (m*r x nv), mu (m), bn (m), bt (m*r): out.
 void cusp_synth_contact(cuspContactLcp* c, mjtNum* Meff, mjtNum* Jn, mjtNum* Jt, mjtNum* mu,
                         mjtNum* bn, mjtNum* bt, int nv, int m, int r, const int* dep, int ndep,

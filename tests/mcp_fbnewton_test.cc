@@ -1,0 +1,145 @@
+// MCP solver: nonlinear box-constrained problems with a known solution, warm start, callback
+// failure, and an unsolvable problem.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+extern "C" {
+#include "solver/lcp_synth.h"
+#include "solver/mcp.h"
+}
+
+namespace {
+
+// F(z) = M z + z^3 - (M z* + z*^3) + w*: strictly monotone, unique solution z*.
+struct Cubic {
+  int n;
+  std::vector<double> M, zstar, wstar, lo, hi, c;
+  int fail_after = -1, calls = 0;
+};
+
+int CubicF(mjtNum* F, const mjtNum* z, int n, void* u) {
+  Cubic* p = static_cast<Cubic*>(u);
+  if (p->fail_after >= 0 && p->calls++ >= p->fail_after) return 1;
+  for (int i = 0; i < n; i++) {
+    double v = z[i] * z[i] * z[i] - p->c[i];
+    for (int j = 0; j < n; j++) v += p->M[i + j * n] * z[j];
+    F[i] = v;
+  }
+  return 0;
+}
+
+int CubicJ(mjtNum* J, int ldj, const mjtNum* z, int n, void* u) {
+  Cubic* p = static_cast<Cubic*>(u);
+  for (int j = 0; j < n; j++) {
+    for (int i = 0; i < n; i++) J[i + j * ldj] = p->M[i + j * n] + (i == j ? 3 * z[i] * z[i] : 0);
+  }
+  return 0;
+}
+
+Cubic MakeCubic(int n, uint64_t seed) {
+  Cubic p;
+  p.n = n;
+  p.M.resize(n * n);
+  std::vector<double> q(n), zs(n), ws(n), work(n * n);
+  cusp_synth_lcp(p.M.data(), q.data(), zs.data(), ws.data(), n, n, 0.5, seed, work.data());
+  p.zstar.resize(n);
+  p.wstar.resize(n);
+  p.lo.resize(n);
+  p.hi.resize(n);
+  uint64_t s = seed * 77;
+  for (int i = 0; i < n; i++) {
+    int kind = i % 4;  // 0: at lo, 1: at hi, 2: interior of a box, 3: free
+    p.lo[i] = kind == 3 ? -INFINITY : -1 - cusp_synth_uniform(&s);
+    p.hi[i] = kind == 3 ? INFINITY : (kind == 0 ? INFINITY : 1 + cusp_synth_uniform(&s));
+    if (kind == 0) {
+      p.zstar[i] = p.lo[i];
+      p.wstar[i] = 0.1 + cusp_synth_uniform(&s);
+    } else if (kind == 1) {
+      p.zstar[i] = p.hi[i];
+      p.wstar[i] = -0.1 - cusp_synth_uniform(&s);
+    } else {
+      p.zstar[i] = kind == 2 ? 0.5 * (2 * cusp_synth_uniform(&s) - 1) : 3 * cusp_synth_uniform(&s);
+      p.wstar[i] = 0;
+    }
+  }
+  p.c.resize(n);
+  for (int i = 0; i < n; i++) {
+    double v = p.zstar[i] * p.zstar[i] * p.zstar[i];
+    for (int j = 0; j < n; j++) v += p.M[i + j * n] * p.zstar[j];
+    p.c[i] = v - p.wstar[i];
+  }
+  return p;
+}
+
+cuspMcpProblem ProblemOf(Cubic& c) {
+  return {c.n, c.lo.data(), c.hi.data(), CubicF, CubicJ, &c};
+}
+
+TEST(McpFbNewton, NonlinearBoxProblemsWithKnownSolution) {
+  for (int n : {1, 4, 13, 40, 100}) {
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " seed=" + std::to_string(seed));
+      Cubic c = MakeCubic(n, seed);
+      cuspMcpProblem p = ProblemOf(c);
+      cuspMcpOptions opt = cusp_mcp_default_options();
+      std::vector<double> z(n, 0), F(n), work(cusp_mcp_worksize(n) / 8 + 1);
+      cuspMcpInfo info;
+      cusp_mcp_fbnewton(z.data(), F.data(), &info, &p, &opt, work.data(), work.size() * 8);
+      ASSERT_EQ(info.status, CUSP_LCP_SOLVED) << info.message;
+      EXPECT_LE(info.residual, 1e-10);
+      for (int i = 0; i < n; i++) {
+        EXPECT_NEAR(z[i], c.zstar[i], 1e-8) << i;
+        EXPECT_NEAR(F[i], c.wstar[i], 1e-7) << i;
+      }
+    }
+  }
+}
+
+TEST(McpFbNewton, WarmStartAndCallbackFailure) {
+  Cubic c = MakeCubic(20, 4);
+  cuspMcpProblem p = ProblemOf(c);
+  cuspMcpOptions opt = cusp_mcp_default_options();
+  std::vector<double> z(20, 0), work(cusp_mcp_worksize(20) / 8 + 1);
+  cuspMcpInfo cold, warm;
+  cusp_mcp_fbnewton(z.data(), nullptr, &cold, &p, &opt, work.data(), work.size() * 8);
+  ASSERT_EQ(cold.status, CUSP_LCP_SOLVED);
+  opt.warm_start = 1;
+  cusp_mcp_fbnewton(z.data(), nullptr, &warm, &p, &opt, work.data(), work.size() * 8);
+  EXPECT_EQ(warm.status, CUSP_LCP_SOLVED);
+  EXPECT_EQ(warm.iterations, 0);
+  c.fail_after = 0;
+  opt.warm_start = 0;
+  cuspMcpInfo bad;
+  cusp_mcp_fbnewton(z.data(), nullptr, &bad, &p, &opt, work.data(), work.size() * 8);
+  EXPECT_EQ(bad.status, CUSP_LCP_NUMERICAL);
+}
+
+int NegativeF(mjtNum* F, const mjtNum*, int n, void*) {
+  for (int i = 0; i < n; i++) F[i] = -1;
+  return 0;
+}
+int ZeroJ(mjtNum* J, int ldj, const mjtNum*, int n, void*) {
+  for (int j = 0; j < n; j++) {
+    for (int i = 0; i < n; i++) J[i + j * ldj] = 0;
+  }
+  return 0;
+}
+
+TEST(McpFbNewton, UnsolvableIsNotReportedSolved) {
+  // F = -1 with z >= 0: no solution (z would have to be +inf). With an upper bound, z = hi.
+  cuspMcpProblem p = {2, nullptr, nullptr, NegativeF, ZeroJ, nullptr};
+  cuspMcpOptions opt = cusp_mcp_default_options();
+  std::vector<double> z(2), work(cusp_mcp_worksize(2) / 8 + 1);
+  cuspMcpInfo info;
+  cusp_mcp_fbnewton(z.data(), nullptr, &info, &p, &opt, work.data(), work.size() * 8);
+  EXPECT_NE(info.status, CUSP_LCP_SOLVED);
+  double hi[2] = {2, 3};
+  p.hi = hi;
+  cusp_mcp_fbnewton(z.data(), nullptr, &info, &p, &opt, work.data(), work.size() * 8);
+  EXPECT_EQ(info.status, CUSP_LCP_SOLVED) << info.message;
+  EXPECT_NEAR(z[0], 2, 1e-10);
+  EXPECT_NEAR(z[1], 3, 1e-10);
+}
+}  // namespace
