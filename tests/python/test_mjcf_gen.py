@@ -81,7 +81,7 @@ def test_arm_structure_and_mass(disks, ndisk, neq):
     data = mujoco.MjData(model)
     mujoco.mj_step(model, data, 5000)
     l1 = data.ten_length[layout[0]["tendons"]]
-    assert np.abs(l1 - (0.15 + q / (3 * 265))).max() < 1e-4  # m (stretch about 2.2 cm)
+    assert np.abs(l1 - (0.15 + q / (3 * 265))).max() < 5e-6  # m (stretch about 1.7 cm)
     assert np.ptp(l1) < 1e-6
 
 
