@@ -16,7 +16,8 @@
 
 // phi(a, b) = sqrt(a^2 + b^2) - a - b and its partial derivatives
 static inline mjtNum fb(mjtNum a, mjtNum b, mjtNum* da, mjtNum* db) {
-  mjtNum r = hypot(a, b);
+  // sqrt of the sum of squares is much cheaper than hypot(); fall back only near overflow
+  mjtNum r = (fabs(a) < 1e150 && fabs(b) < 1e150) ? sqrt(a * a + b * b) : hypot(a, b);
   if (r == 0) {
     *da = *db = 0.70710678118654752 - 1.0;
     return 0;
