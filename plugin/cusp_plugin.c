@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "instance.h"
+#include "lcp.h"
 
 int cusp_check_version(int library_version, int header_version, char* msg, int msg_sz) {
   if (library_version == header_version) return 0;
@@ -47,6 +48,13 @@ static int cusp_init(const mjModel* m, mjData* d, int instance) {
     free(inst);
     return -1;
   }
+  if (cusp_step_init(&inst->work, m, &inst->cfg)) {
+    mju_warning("cusp.contact: out of memory for the step workspace");
+    cusp_step_free(&inst->work);
+    cusp_config_free(&inst->cfg);
+    free(inst);
+    return -1;
+  }
   d->plugin_data[instance] = (uintptr_t)inst;
   return 0;
 }
@@ -54,6 +62,7 @@ static int cusp_init(const mjModel* m, mjData* d, int instance) {
 static void cusp_destroy(mjData* d, int instance) {
   cuspInstance* inst = get_instance(d, instance);
   if (!inst) return;
+  cusp_step_free(&inst->work);
   cusp_config_free(&inst->cfg);
   free(inst);
   d->plugin_data[instance] = 0;
@@ -64,7 +73,10 @@ static void cusp_reset(const mjModel* m, mjtNum* plugin_state, void* plugin_data
   (void)instance;
   memset(plugin_state, 0, CUSP_NSTATE * sizeof(mjtNum));
   cuspInstance* inst = (cuspInstance*)plugin_data;
-  if (inst) inst->warned = 0;
+  if (inst) {
+    inst->warned = 0;
+    cusp_step_reset(&inst->work);
+  }
 }
 
 static void cusp_compute(const mjModel* m, mjData* d, int instance, int capability_bit) {
@@ -77,7 +89,14 @@ static void cusp_compute(const mjModel* m, mjData* d, int instance, int capabili
 
 static void cusp_advance(const mjModel* m, mjData* d, int instance) {
   mjtNum* state = d->plugin_state + m->plugin_stateadr[instance];
-  state[CUSP_STATE_STEPS] += 1;
+  cuspInstance* inst = get_instance(d, instance);
+  if (cusp_step(&inst->work, state, m, d, &inst->cfg) && !inst->warned) {
+    inst->warned = 1;
+    mju_warning("cusp.contact: contact solve failed at t = %g s (status %d: %s); counted in "
+                "solver_failures, further failures of this instance are not reported",
+                d->time, (int)state[CUSP_STATE_STATUS],
+                cusp_lcp_status_string((cuspLcpStatus)state[CUSP_STATE_STATUS]));
+  }
 }
 
 //---------------------------------- registration ---------------------------------------------------

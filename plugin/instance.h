@@ -5,6 +5,7 @@
 #include <mujoco/mujoco.h>
 
 #include "config.h"
+#include "step.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,6 +32,7 @@ typedef enum cuspStateSlot_ {
 
 typedef struct cuspInstance_ {
   cuspConfig cfg;      // validated configuration
+  cuspStepWork work;   // per-step workspace and last step's contacts
   int warned;          // one warning per instance for numerical trouble
 } cuspInstance;
 

@@ -1,0 +1,287 @@
+// Disk detection: closed forms (plane, sphere) and libccd MPR with a margin-inflated support.
+#include "detect.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <ccd/ccd.h>
+#include <ccd/vec3.h>
+
+//---------------------------------- frames and helpers ---------------------------------------------
+
+void cusp_contact_frame(mjtNum frame[9], const mjtNum normal[3]) {
+  mjtNum n[3] = {normal[0], normal[1], normal[2]};
+  mju_normalize3(n);
+  // t: the world axis least aligned with n, made orthogonal to it
+  mjtNum axis[3] = {0, 0, 0};
+  int least = 0;
+  for (int i = 1; i < 3; i++) {
+    if (fabs(n[i]) < fabs(n[least])) least = i;
+  }
+  axis[least] = 1;
+  mjtNum t[3], o[3];
+  mju_addScl3(t, axis, n, -mju_dot3(axis, n));
+  mju_normalize3(t);
+  mju_cross(o, n, t);
+  mju_copy3(frame, t);
+  mju_copy3(frame + 3, o);
+  mju_copy3(frame + 6, n);
+}
+
+static void geom_axis(mjtNum axis[3], const mjData* d, int g, int k) {
+  const mjtNum* R = d->geom_xmat + 9 * g;  // row-major; column k is local axis k
+  axis[0] = R[k];
+  axis[1] = R[3 + k];
+  axis[2] = R[6 + k];
+}
+
+// support point of a cylinder (centre c, unit axis a, radius r, half-height hz) in direction u
+static void cylinder_support(mjtNum s[3], const mjtNum c[3], const mjtNum a[3], mjtNum r,
+                             mjtNum hz, const mjtNum u[3]) {
+  mjtNum ua = mju_dot3(u, a);
+  mjtNum perp[3];
+  mju_addScl3(perp, u, a, -ua);
+  mjtNum np = mju_norm3(perp);
+  mju_addScl3(s, c, a, ua >= 0 ? hz : -hz);
+  // a face seen head-on has no unique support point: take the face centre (deterministic)
+  if (np > 1e-9 * mju_norm3(u)) mju_addToScl3(s, perp, r / np);
+}
+
+static void fill(cuspContact* c, const mjModel* m, int disk, int other, mjtNum gap,
+                 const mjtNum pos[3], const mjtNum normal[3]) {
+  c->geom[0] = disk;
+  c->geom[1] = other;
+  c->body[0] = m->geom_bodyid[disk];
+  c->body[1] = m->geom_bodyid[other];
+  c->sub = 0;
+  c->gap = gap;
+  mju_copy3(c->pos, pos);
+  cusp_contact_frame(c->frame, normal);
+}
+
+//---------------------------------- closed forms ---------------------------------------------------
+
+// A disk against a plane touches with its lowest rim point; lying (nearly) flat it rests on its
+// face, which one point cannot carry: the lowest rim point and the two rim points at +-120 deg
+// on the same face enter whenever they are within the margin (up to 3 contacts, sub 0..2).
+static int disk_plane(cuspContact* c, const mjModel* m, const mjData* d, int disk, int plane,
+                      mjtNum margin) {
+  mjtNum n[3], a[3];
+  geom_axis(n, d, plane, 2);
+  geom_axis(a, d, disk, 2);
+  const mjtNum* centre = d->geom_xpos + 3 * disk;
+  mjtNum r = m->geom_size[3 * disk], hz = m->geom_size[3 * disk + 1];
+  // lower face centre, and the in-face direction pointing most down the plane normal
+  mjtNum an = mju_dot3(a, n), face[3], down[3];
+  mju_addScl3(face, centre, a, an >= 0 ? -hz : hz);
+  mju_addScl3(down, n, a, -an);
+  mju_scl3(down, down, -1);
+  if (mju_normalize3(down) < 1e-9) {
+    mjtNum frame[9];
+    cusp_contact_frame(frame, a);
+    mju_copy3(down, frame);  // flat: any rim direction, deterministic
+  }
+  mjtNum side[3];
+  mju_cross(side, a, down);
+  int count = 0;
+  for (int k = 0; k < 3; k++) {
+    mjtNum angle = 2 * mjPI * k / 3, s[3], diff[3];
+    mju_addScl3(s, face, down, r * cos(angle));
+    mju_addToScl3(s, side, r * sin(angle));
+    mju_sub3(diff, s, d->geom_xpos + 3 * plane);
+    mjtNum gap = mju_dot3(diff, n);
+    if (gap > margin) continue;
+    mjtNum pos[3];
+    mju_addScl3(pos, s, n, -0.5 * gap);  // midway between the disk and the plane
+    fill(c + count, m, disk, plane, gap, pos, n);
+    c[count].sub = k;
+    count++;
+  }
+  return count;
+}
+
+static int disk_sphere(cuspContact* c, const mjModel* m, const mjData* d, int disk, int sphere,
+                       mjtNum margin) {
+  const mjtNum* cd = d->geom_xpos + 3 * disk;
+  const mjtNum* cs = d->geom_xpos + 3 * sphere;
+  mjtNum r = m->geom_size[3 * disk], hz = m->geom_size[3 * disk + 1];
+  mjtNum rs = m->geom_size[3 * sphere];
+  mjtNum a[3], rel[3], radial[3];
+  geom_axis(a, d, disk, 2);
+  mju_sub3(rel, cs, cd);
+  mjtNum axial = mju_dot3(rel, a);
+  mju_addScl3(radial, rel, a, -axial);
+  mjtNum rho = mju_norm3(radial);
+  mjtNum radial_dir[3];
+  if (rho > 1e-12) {
+    mju_scl3(radial_dir, radial, 1 / rho);
+  } else {
+    mjtNum frame[9];
+    cusp_contact_frame(frame, a);
+    mju_copy3(radial_dir, frame);
+  }
+  mjtNum closest[3], normal[3], gap;
+  if (fabs(axial) <= hz && rho <= r) {
+    // sphere centre inside the disk: leave through the nearest face or the rim
+    mjtNum depth_face = hz - fabs(axial), depth_rim = r - rho;
+    if (depth_face <= depth_rim) {
+      mju_scl3(normal, a, axial >= 0 ? -1 : 1);  // from sphere towards the disk
+      mju_addScl3(closest, cs, a, axial >= 0 ? depth_face : -depth_face);
+      gap = -depth_face - rs;
+    } else {
+      mju_scl3(normal, radial_dir, -1);
+      mju_addScl3(closest, cs, radial_dir, depth_rim);
+      gap = -depth_rim - rs;
+    }
+  } else {
+    mjtNum ax = axial > hz ? hz : (axial < -hz ? -hz : axial);
+    mjtNum rr = rho < r ? rho : r;
+    mju_addScl3(closest, cd, a, ax);
+    mju_addToScl3(closest, radial_dir, rr);
+    mju_sub3(normal, closest, cs);
+    mjtNum dist = mju_normalize3(normal);
+    gap = dist - rs;
+  }
+  if (gap > margin) return 0;
+  mjtNum pos[3];
+  mju_addScl3(pos, closest, normal, -0.5 * gap);
+  fill(c, m, disk, sphere, gap, pos, normal);
+  return 1;
+}
+
+//---------------------------------- libccd MPR -----------------------------------------------------
+
+typedef struct CcdGeom_ {
+  const mjModel* m;
+  const mjData* d;
+  int geom;
+  mjtNum inflate;  // m, added to the support in every direction
+} CcdGeom;
+
+static void local_support(mjtNum s[3], const mjModel* m, int g, const mjtNum u[3]) {
+  const mjtNum* size = m->geom_size + 3 * g;
+  switch (m->geom_type[g]) {
+    case mjGEOM_SPHERE: {
+      mjtNum un[3] = {u[0], u[1], u[2]};
+      mju_normalize3(un);
+      mju_scl3(s, un, size[0]);
+      return;
+    }
+    case mjGEOM_CAPSULE: {
+      mjtNum un[3] = {u[0], u[1], u[2]};
+      mju_normalize3(un);
+      mju_scl3(s, un, size[0]);
+      s[2] += u[2] >= 0 ? size[1] : -size[1];
+      return;
+    }
+    case mjGEOM_ELLIPSOID: {
+      // support of x^T A^-2 x <= 1: A^2 u / |A u|
+      mjtNum au[3] = {size[0] * u[0], size[1] * u[1], size[2] * u[2]};
+      mjtNum nrm = mju_norm3(au);
+      for (int i = 0; i < 3; i++) s[i] = nrm > 0 ? size[i] * au[i] / nrm : 0;
+      return;
+    }
+    case mjGEOM_CYLINDER: {
+      const mjtNum c[3] = {0, 0, 0}, a[3] = {0, 0, 1};
+      cylinder_support(s, c, a, size[0], size[1], u);
+      return;
+    }
+    case mjGEOM_BOX:
+      for (int i = 0; i < 3; i++) s[i] = u[i] >= 0 ? size[i] : -size[i];
+      return;
+    case mjGEOM_MESH: {
+      int mesh = m->geom_dataid[g];
+      const float* vert = m->mesh_vert + 3 * m->mesh_vertadr[mesh];
+      int nvert = m->mesh_vertnum[mesh];
+      mjtNum best = -mjMAXVAL;
+      for (int i = 0; i < nvert; i++) {
+        mjtNum dot = u[0] * vert[3 * i] + u[1] * vert[3 * i + 1] + u[2] * vert[3 * i + 2];
+        if (dot > best) {
+          best = dot;
+          s[0] = vert[3 * i];
+          s[1] = vert[3 * i + 1];
+          s[2] = vert[3 * i + 2];
+        }
+      }
+      return;
+    }
+    default:
+      s[0] = s[1] = s[2] = 0;
+  }
+}
+
+static void ccd_support(const void* obj, const ccd_vec3_t* dir, ccd_vec3_t* out) {
+  const CcdGeom* o = (const CcdGeom*)obj;
+  const mjtNum* R = o->d->geom_xmat + 9 * o->geom;
+  mjtNum u[3] = {dir->v[0], dir->v[1], dir->v[2]}, ul[3], sl[3], s[3];
+  mju_mulMatTVec3(ul, R, u);  // direction in the geom frame
+  local_support(sl, o->m, o->geom, ul);
+  mju_mulMatVec3(s, R, sl);
+  mju_addTo3(s, o->d->geom_xpos + 3 * o->geom);
+  if (o->inflate > 0) {
+    mjtNum un[3] = {u[0], u[1], u[2]};
+    mju_normalize3(un);
+    mju_addToScl3(s, un, o->inflate);
+  }
+  for (int i = 0; i < 3; i++) out->v[i] = s[i];
+}
+
+static void ccd_center(const void* obj, ccd_vec3_t* center) {
+  const CcdGeom* o = (const CcdGeom*)obj;
+  for (int i = 0; i < 3; i++) center->v[i] = o->d->geom_xpos[3 * o->geom + i];
+}
+
+static int disk_convex(cuspContact* c, const mjModel* m, const mjData* d, int disk, int other,
+                       mjtNum margin) {
+  // obj1 = the other geom, obj2 = the disk inflated by the margin: dir moves the disk out
+  CcdGeom env = {m, d, other, 0}, dk = {m, d, disk, margin};
+  ccd_t ccd;
+  CCD_INIT(&ccd);
+  ccd.support1 = ccd_support;
+  ccd.support2 = ccd_support;
+  ccd.center1 = ccd_center;
+  ccd.center2 = ccd_center;
+  ccd.max_iterations = 200;
+  ccd.mpr_tolerance = 1e-10;
+  ccd_real_t depth;
+  ccd_vec3_t dir, pos;
+  if (ccdMPRPenetration(&env, &dk, &ccd, &depth, &dir, &pos) != 0) return 0;
+  mjtNum gap = margin - depth;
+  if (gap > margin) return 0;
+  mjtNum n[3] = {dir.v[0], dir.v[1], dir.v[2]};
+  if (mju_normalize3(n) < 0.5) return 0;  // degenerate direction: no usable contact
+  mjtNum p[3] = {pos.v[0], pos.v[1], pos.v[2]};
+  mju_addToScl3(p, n, 0.5 * margin);  // undo the inflation: midway between the real surfaces
+  fill(c, m, disk, other, gap, p, n);
+  return 1;
+}
+
+//---------------------------------- dispatch -------------------------------------------------------
+
+int cusp_detect_is_environment(const mjModel* m, int disk, int other, const int* env, int nenv) {
+  if (other == disk) return 0;
+  if (nenv > 0) {
+    for (int i = 0; i < nenv; i++) {
+      if (env[i] == other) return 1;
+    }
+    return 0;
+  }
+  if (m->geom_bodyid[other] == m->geom_bodyid[disk]) return 0;
+  return m->geom_contype[other] || m->geom_conaffinity[other];
+}
+
+int cusp_detect_disk(cuspContact* c, const mjModel* m, const mjData* d, int disk, int other,
+                     mjtNum margin) {
+  int type = m->geom_type[other];
+  if (type == mjGEOM_PLANE) return disk_plane(c, m, d, disk, other, margin);
+  // broad phase: bounding spheres
+  mjtNum diff[3];
+  mju_sub3(diff, d->geom_xpos + 3 * disk, d->geom_xpos + 3 * other);
+  if (mju_norm3(diff) > m->geom_rbound[disk] + m->geom_rbound[other] + margin) return 0;
+  if (type == mjGEOM_SPHERE) return disk_sphere(c, m, d, disk, other, margin);
+  if (type == mjGEOM_BOX || type == mjGEOM_CAPSULE || type == mjGEOM_CYLINDER ||
+      type == mjGEOM_ELLIPSOID || type == mjGEOM_MESH) {
+    return disk_convex(c, m, d, disk, other, margin);
+  }
+  return 0;  // heightfields, SDFs: not supported as disk environment
+}

@@ -1,0 +1,53 @@
+// The dynamics a contact correction acts through (design.md section 2):
+//   effective inertia  Meff = the matrix MuJoCo's integrator used for the free step
+//                      (Euler: M + h diag(dof_damping); implicitfast/implicit: M + h (dof damping
+//                      + tendon damping J^T b J); RK4: M), M taken at time t as the integrator did;
+//   active equality constraints E dv = 0 condensed: dv = N du with N (nv x nr) an orthonormal
+//                      basis of null(E), so a correction never breaks e.g. the PCC joint ties;
+//   reduced inertia    Mr = N^T Meff N = L L^T (nr x nr).
+// A contact with full Jacobian rows J (k x nv) acts through Jr = J N (k x nr); an impulse p (k)
+// changes the velocity by dv = N Mr^-1 Jr^T p. When there is no equality, N = I (not stored).
+#ifndef CUSP_PLUGIN_DYNAMICS_H_
+#define CUSP_PLUGIN_DYNAMICS_H_
+
+#include <mujoco/mujoco.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cuspDynamics_ {
+  int nv;           // generalized velocities
+  int nr;           // reduced dimension (nv - rank(E))
+  int identity;     // 1: no equality constraint active, N = I
+  int ne;           // equality rows last seen
+  int ne_max;       // capacity of E
+  mjtNum* Meff;     // (nv x nv) column-major effective inertia
+  mjtNum* E;        // (ne_max x nv) row-major active equality rows (cached to reuse N)
+  mjtNum* N;        // (nv x nv) column-major, first nr columns: basis of null(E)
+  mjtNum* L;        // (nv x nv) column-major, leading nr x nr: lower Cholesky factor of Mr
+  mjtNum* scratch;  // (nv x nv + 2 nv)
+  int basis_updates;// how many times N was recomputed (E changed)
+} cuspDynamics;
+
+// Allocate for model m (called at init; the only allocation).
+int cusp_dynamics_init(cuspDynamics* dyn, const mjModel* m);
+void cusp_dynamics_free(cuspDynamics* dyn);
+
+// Build Meff, E, N (only when E changed), L from d after mj_step's integration (qM, efc_J and
+// ten_J are those of time t). Returns 0, or -1 if Mr is not positive definite.
+int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d);
+
+// Jr (k x nr, row-major, row stride nr) := J N for J (k x nv, row-major).
+void cusp_dynamics_reduce(mjtNum* Jr, const cuspDynamics* dyn, const mjtNum* J, int k);
+
+// du (nr) := Mr^-1 g for g (nr); in place allowed.
+void cusp_dynamics_solve(mjtNum* du, const cuspDynamics* dyn, const mjtNum* g);
+
+// dv (nv) := N du.
+void cusp_dynamics_expand(mjtNum* dv, const cuspDynamics* dyn, const mjtNum* du);
+
+#ifdef __cplusplus
+}
+#endif
+#endif  // CUSP_PLUGIN_DYNAMICS_H_

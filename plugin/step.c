@@ -1,0 +1,325 @@
+// The cusp contact step (design.md section 2): free motion, then correction.
+#include "step.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect.h"
+#include "instance.h"
+
+//---------------------------------- workspace ------------------------------------------------------
+
+static cuspConditionOptions condition_options(const cuspConfig* cfg) {
+  cuspConditionOptions opt = cusp_condition_default_options();
+  opt.rank_select = cfg->rank_selection;
+  opt.eps_rank = cfg->eps_rank;
+  opt.ruiz = cfg->ruiz;
+  opt.ruiz_passes = cfg->ruiz_passes;
+  opt.tikhonov = cfg->tikhonov;
+  opt.eps_w = cfg->eps_w;
+  opt.estimate_condition = 0;
+  static const cuspLcpBackendId backend[4] = {CUSP_LCP_CHAIN, CUSP_LCP_FBNEWTON, CUSP_LCP_LEMKE,
+                                              CUSP_LCP_PGS};
+  opt.backend = backend[cfg->solver];
+  opt.lcp.tol = cfg->tolerance;
+  opt.lcp.max_iter = cfg->max_iterations;
+  opt.lcp.warm_start = cfg->warm_start;
+  return opt;
+}
+
+static void free_buffers(cuspStepWork* w) {
+  free(w->contacts);
+  free(w->prev_pair);
+  free(w->prev_fn);
+  free(w->prev_beta);
+  free(w->prev_gamma);
+  free(w->Jn);
+  free(w->Jt);
+  free(w->Jn_r);
+  free(w->Jt_r);
+  free(w->bn);
+  free(w->bt);
+  free(w->mu);
+  free(w->fn);
+  free(w->beta);
+  free(w->gamma);
+  free(w->keep);
+  free(w->solver_work);
+}
+
+// (re)allocate the per-contact buffers for `capacity` contacts, keeping the previous step's
+// warm-start data and this step's detected contacts
+static int grow(cuspStepWork* w, int capacity, const cuspConfig* cfg) {
+  int r = w->r, nv = w->nv;
+  cuspStepWork old = *w;
+  size_t c = (size_t)capacity;
+  w->contacts = (cuspContact*)calloc(c, sizeof(cuspContact));
+  w->prev_pair = (int*)calloc(3 * c, sizeof(int));
+  w->prev_fn = (mjtNum*)calloc(c, sizeof(mjtNum));
+  w->prev_beta = (mjtNum*)calloc(c * r + 1, sizeof(mjtNum));
+  w->prev_gamma = (mjtNum*)calloc(c, sizeof(mjtNum));
+  w->Jn = (mjtNum*)calloc(c * nv + 1, sizeof(mjtNum));
+  w->Jt = (mjtNum*)calloc(c * r * nv + 1, sizeof(mjtNum));
+  w->Jn_r = (mjtNum*)calloc(c * nv + 1, sizeof(mjtNum));
+  w->Jt_r = (mjtNum*)calloc(c * r * nv + 1, sizeof(mjtNum));
+  w->bn = (mjtNum*)calloc(c, sizeof(mjtNum));
+  w->bt = (mjtNum*)calloc(c * r + 1, sizeof(mjtNum));
+  w->mu = (mjtNum*)calloc(c, sizeof(mjtNum));
+  w->fn = (mjtNum*)calloc(c, sizeof(mjtNum));
+  w->beta = (mjtNum*)calloc(c * r + 1, sizeof(mjtNum));
+  w->gamma = (mjtNum*)calloc(c, sizeof(mjtNum));
+  w->keep = (int*)calloc(c, sizeof(int));
+  cuspConditionOptions opt = condition_options(cfg);
+  w->solver_bytes = cusp_contact_worksize(nv, capacity, r, &opt);
+  w->solver_work = malloc(w->solver_bytes);
+  w->capacity = capacity;
+  int ok = w->contacts && w->prev_pair && w->prev_fn && w->prev_beta && w->prev_gamma && w->Jn &&
+           w->Jt && w->Jn_r && w->Jt_r && w->bn && w->bt && w->mu && w->fn && w->beta &&
+           w->gamma && w->keep && w->solver_work;
+  if (ok && old.capacity) {
+    memcpy(w->contacts, old.contacts, old.capacity * sizeof(cuspContact));
+    memcpy(w->prev_pair, old.prev_pair, 3 * old.nprev * sizeof(int));
+    memcpy(w->prev_fn, old.prev_fn, old.nprev * sizeof(mjtNum));
+    memcpy(w->prev_beta, old.prev_beta, (size_t)old.nprev * r * sizeof(mjtNum));
+    memcpy(w->prev_gamma, old.prev_gamma, old.nprev * sizeof(mjtNum));
+  }
+  if (old.capacity) free_buffers(&old);
+  return ok ? 0 : -1;
+}
+
+int cusp_step_init(cuspStepWork* w, const mjModel* m, const cuspConfig* cfg) {
+  memset(w, 0, sizeof(*w));
+  w->r = cfg->friction_directions;
+  w->nv = m->nv;
+  w->jac = (mjtNum*)calloc(6 * (size_t)m->nv + 1, sizeof(mjtNum));
+  w->g = (mjtNum*)calloc(m->nv + 1, sizeof(mjtNum));
+  w->dv = (mjtNum*)calloc(m->nv + 1, sizeof(mjtNum));
+  if (!w->jac || !w->g || !w->dv) return -1;
+  if (cusp_dynamics_init(&w->dyn, m)) return -1;
+  // a first guess: four contacts per disk
+  int guess = 4 * (cfg->ndisk > 0 ? cfg->ndisk : 1);
+  return grow(w, guess, cfg);
+}
+
+void cusp_step_free(cuspStepWork* w) {
+  if (w->capacity) free_buffers(w);
+  free(w->jac);
+  free(w->g);
+  free(w->dv);
+  cusp_dynamics_free(&w->dyn);
+  memset(w, 0, sizeof(*w));
+}
+
+void cusp_step_reset(cuspStepWork* w) {
+  w->ncontact = 0;
+  w->nprev = 0;
+}
+
+//---------------------------------- detection ------------------------------------------------------
+
+static mjtNum pair_friction(const mjModel* m, const cuspConfig* cfg, int g1, int g2) {
+  if (cfg->friction >= 0) return cfg->friction;
+  return mju_max(m->geom_friction[3 * g1], m->geom_friction[3 * g2]);
+}
+
+static int detect(cuspStepWork* w, const mjModel* m, const mjData* d, const cuspConfig* cfg) {
+  w->ncontact = 0;
+  for (int i = 0; i < cfg->ndisk; i++) {
+    int disk = cfg->disk_geoms[i];
+    for (int g = 0; g < m->ngeom; g++) {
+      if (!cusp_detect_is_environment(m, disk, g, cfg->environment_geoms, cfg->nenv)) continue;
+      if (w->ncontact + CUSP_MAX_DISK_POINTS > w->capacity &&
+          grow(w, 2 * w->capacity, cfg)) {
+        return -1;
+      }
+      cuspContact* c = w->contacts + w->ncontact;
+      int found = cusp_detect_disk(c, m, d, disk, g, cfg->margin);
+      for (int k = 0; k < found; k++) c[k].mu = pair_friction(m, cfg, disk, g);
+      w->ncontact += found;
+    }
+  }
+  return 0;
+}
+
+//---------------------------------- assembly -------------------------------------------------------
+
+// relative point Jacobian (3 x nv, row-major) of contact point c: body[0] minus body[1]
+static void relative_jacobian(mjtNum* jrel, mjtNum* scratch, const mjModel* m, const mjData* d,
+                              const cuspContact* c) {
+  int nv = m->nv;
+  mj_jac(m, d, jrel, NULL, c->pos, c->body[0]);
+  if (c->body[1] > 0) {
+    mj_jac(m, d, scratch, NULL, c->pos, c->body[1]);
+    mju_subFrom(jrel, scratch, 3 * nv);
+  }
+}
+
+static void assemble(cuspStepWork* w, const mjModel* m, const mjData* d, const cuspConfig* cfg) {
+  int nv = m->nv, r = w->r;
+  mjtNum h = m->opt.timestep;
+  mjtNum* jrel = w->jac;
+  mjtNum* scratch = w->jac + 3 * nv;
+  for (int i = 0; i < w->ncontact; i++) {
+    const cuspContact* c = w->contacts + i;
+    relative_jacobian(jrel, scratch, m, d, c);
+    const mjtNum* t = c->frame;
+    const mjtNum* o = c->frame + 3;
+    const mjtNum* n = c->frame + 6;
+    mjtNum* jn = w->Jn + (size_t)i * nv;
+    mju_mulMatTVec(jn, jrel, n, 3, nv);
+    // free normal velocity plus gap term: speculative gaps exactly, penetration by gap_alpha
+    mjtNum vn = mju_dot(jn, d->qvel, nv);
+    mjtNum g0 = c->gap - h * vn;  // the gap linearised back to the start of the step
+    w->bn[i] = vn + (g0 >= 0 ? g0 : cfg->gap_alpha * g0) / h;
+    w->mu[i] = c->mu;
+    for (int k = 0; k < r; k++) {
+      mjtNum angle = 2 * mjPI * k / r, dir[3];
+      mju_scl3(dir, t, cos(angle));
+      mju_addToScl3(dir, o, sin(angle));
+      mjtNum* jt = w->Jt + ((size_t)i * r + k) * nv;
+      mju_mulMatTVec(jt, jrel, dir, 3, nv);
+      w->bt[i * r + k] = mju_dot(jt, d->qvel, nv);
+    }
+  }
+  cusp_dynamics_reduce(w->Jn_r, &w->dyn, w->Jn, w->ncontact);
+  cusp_dynamics_reduce(w->Jt_r, &w->dyn, w->Jt, w->ncontact * r);
+}
+
+// warm start from the previous step's impulses of the same (disk, geom) pair
+static void warm_start(cuspStepWork* w) {
+  int r = w->r;
+  for (int i = 0; i < w->ncontact; i++) {
+    const cuspContact* c = w->contacts + i;
+    w->fn[i] = 0;
+    w->gamma[i] = 0;
+    mju_zero(w->beta + (size_t)i * r, r);
+    for (int j = 0; j < w->nprev; j++) {
+      const int* pair = w->prev_pair + 3 * j;
+      if (pair[0] == c->geom[0] && pair[1] == c->geom[1] && pair[2] == c->sub) {
+        w->fn[i] = w->prev_fn[j];
+        w->gamma[i] = w->prev_gamma[j];
+        mju_copy(w->beta + (size_t)i * r, w->prev_beta + (size_t)j * r, r);
+        break;
+      }
+    }
+  }
+}
+
+static void remember(cuspStepWork* w) {
+  int r = w->r;
+  for (int i = 0; i < w->ncontact; i++) {
+    w->prev_pair[3 * i] = w->contacts[i].geom[0];
+    w->prev_pair[3 * i + 1] = w->contacts[i].geom[1];
+    w->prev_pair[3 * i + 2] = w->contacts[i].sub;
+    w->prev_fn[i] = w->fn[i];
+    w->prev_gamma[i] = w->gamma[i];
+    mju_copy(w->prev_beta + (size_t)i * r, w->beta + (size_t)i * r, r);
+  }
+  w->nprev = w->ncontact;
+}
+
+//---------------------------------- the step -------------------------------------------------------
+
+static int all_finite(const mjtNum* x, int n) {
+  for (int i = 0; i < n; i++) {
+    if (!isfinite(x[i])) return 0;
+  }
+  return 1;
+}
+
+int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const cuspConfig* cfg) {
+  int nv = m->nv, r = w->r;
+  mjtNum h = m->opt.timestep;
+  for (int s = CUSP_STATE_NCONTACT; s <= CUSP_STATE_STATUS; s++) state[s] = 0;
+  state[CUSP_STATE_MAX_PENETRATION] = 0;
+  state[CUSP_STATE_STEPS] += 1;
+
+  // 1-2. kinematics at the free configuration q*, detection
+  mj_kinematics(m, d);
+  mj_comPos(m, d);
+  if (detect(w, m, d, cfg)) return -1;
+  int nc = w->ncontact;
+  state[CUSP_STATE_NCONTACT] = nc;
+  if (nc == 0) {
+    w->nprev = 0;
+    return 0;
+  }
+
+  // 3-5. dynamics and assembly
+  if (cusp_dynamics_update(&w->dyn, m, d)) {
+    state[CUSP_STATE_STATUS] = CUSP_LCP_NUMERICAL;
+    state[CUSP_STATE_SOLVER_FAILURES] += 1;
+    return -1;
+  }
+  assemble(w, m, d, cfg);
+
+  // 6. condition and solve
+  warm_start(w);
+  cuspContactLcp lcp = {
+      .nv = w->dyn.nr, .m = nc, .r = r, .Meff = w->dyn.L, .meff_is_factor = 1,
+      .Jn = w->Jn_r, .Jt = w->Jt_r, .mu = w->mu, .bn = w->bn, .bt = w->bt};
+  cuspConditionOptions opt = condition_options(cfg);
+  cuspLcpStatus status = cusp_contact_solve(w->fn, w->beta, w->gamma, w->keep, &w->info, &lcp,
+                                            &opt, w->solver_work, w->solver_bytes);
+  state[CUSP_STATE_ITERATIONS] = w->info.lcp.iterations;
+  state[CUSP_STATE_STATUS] = status;
+  state[CUSP_STATE_NKEPT] = w->info.kept;
+  state[CUSP_STATE_RCOND_BEFORE] = w->info.rcond_before;
+  state[CUSP_STATE_RCOND_AFTER] = w->info.rcond_after;
+  int usable = all_finite(w->fn, nc) && all_finite(w->beta, nc * r);
+  if (status != CUSP_LCP_SOLVED) state[CUSP_STATE_SOLVER_FAILURES] += 1;
+  if (!usable) {
+    w->nprev = 0;
+    return -1;
+  }
+
+  // 7. correction: dv = N Mr^-1 (Jn_r^T fn + Jt_r^T beta); v = v* + dv, q = q* (+) h dv
+  int nr = w->dyn.nr;
+  mju_zero(w->g, nr);
+  for (int i = 0; i < nc; i++) {
+    if (w->fn[i] != 0) mju_addToScl(w->g, w->Jn_r + (size_t)i * nr, w->fn[i], nr);
+    for (int k = 0; k < r; k++) {
+      mjtNum b = w->beta[i * r + k];
+      if (b != 0) mju_addToScl(w->g, w->Jt_r + ((size_t)i * r + k) * nr, b, nr);
+    }
+  }
+  cusp_dynamics_solve(w->g, &w->dyn, w->g);
+  cusp_dynamics_expand(w->dv, &w->dyn, w->g);
+  mju_addTo(d->qvel, w->dv, nv);
+  mj_integratePos(m, d->qpos, w->dv, h);
+
+  // 8. publish: impulses, modes, post-correction (linearised) penetration
+  int nstick = 0, nslide = 0, nbreak = 0;
+  mjtNum max_pen = 0;
+  for (int i = 0; i < nc; i++) {
+    cuspContact* c = w->contacts + i;
+    c->impulse_n = w->fn[i];
+    c->impulse_t[0] = c->impulse_t[1] = 0;
+    mjtNum sum_beta = 0;
+    for (int k = 0; k < r; k++) {
+      mjtNum angle = 2 * mjPI * k / r, b = w->beta[i * r + k];
+      c->impulse_t[0] += b * cos(angle);
+      c->impulse_t[1] += b * sin(angle);
+      sum_beta += b;
+    }
+    if (c->impulse_n <= cfg->break_impulse) {
+      c->mode = CUSP_MODE_BREAK;
+      nbreak++;
+    } else if (w->gamma[i] > 1e-8 || sum_beta >= c->mu * c->impulse_n * (1 - 1e-9)) {
+      c->mode = CUSP_MODE_SLIDE;
+      nslide++;
+    } else {
+      c->mode = CUSP_MODE_STICK;
+      nstick++;
+    }
+    mjtNum gap_after = c->gap + h * mju_dot(w->Jn + (size_t)i * nv, w->dv, nv);
+    if (-gap_after > max_pen) max_pen = -gap_after;
+  }
+  state[CUSP_STATE_NSTICK] = nstick;
+  state[CUSP_STATE_NSLIDE] = nslide;
+  state[CUSP_STATE_NBREAK] = nbreak;
+  state[CUSP_STATE_MAX_PENETRATION] = max_pen;
+  remember(w);
+  return status == CUSP_LCP_SOLVED ? 0 : -1;
+}

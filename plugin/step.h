@@ -1,0 +1,63 @@
+// The cusp contact step, run from the plugin's advance() after MuJoCo's free motion:
+// kinematics at q*, detection, dynamics (Meff, equality condensation), assembly of the disk LCP
+// (CUSP 10-13), conditioning and solve, correction of qvel and qpos, publishing.
+#ifndef CUSP_PLUGIN_STEP_H_
+#define CUSP_PLUGIN_STEP_H_
+
+#include <mujoco/mujoco.h>
+
+#include "condition.h"
+#include "config.h"
+#include "contact.h"
+#include "dynamics.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Per-mjData workspace: allocated at init, grown only when a step has more contacts than ever.
+typedef struct cuspStepWork_ {
+  int capacity;         // contacts the buffers hold
+  int r;                // friction directions
+  int nv;
+  cuspContact* contacts;// (capacity) this step's contacts
+  int ncontact;
+  // previous step, for warm starts matched by (geom[0], geom[1])
+  int* prev_pair;       // (3 capacity) geom[0], geom[1], sub
+  mjtNum* prev_fn;      // (capacity)
+  mjtNum* prev_beta;    // (capacity r)
+  mjtNum* prev_gamma;   // (capacity)
+  int nprev;
+  // assembly (row-major, stride nv; reduced rows use stride nr <= nv)
+  mjtNum* jac;          // (6 nv) point Jacobians of the two bodies
+  mjtNum* Jn;           // (capacity x nv) normal rows, full coordinates
+  mjtNum* Jt;           // (capacity r x nv) friction-direction rows, full coordinates
+  mjtNum* Jn_r;         // (capacity x nv) reduced
+  mjtNum* Jt_r;         // (capacity r x nv) reduced
+  mjtNum* bn;           // (capacity) m/s
+  mjtNum* bt;           // (capacity r) m/s
+  mjtNum* mu;           // (capacity)
+  mjtNum* fn;           // (capacity) N s
+  mjtNum* beta;         // (capacity r) N s
+  mjtNum* gamma;        // (capacity) m/s
+  int* keep;            // (capacity)
+  mjtNum* g;            // (nv) generalized impulse, reduced
+  mjtNum* dv;           // (nv) velocity correction
+  void* solver_work;
+  size_t solver_bytes;
+  cuspDynamics dyn;
+  cuspConditionInfo info;  // last solve
+} cuspStepWork;
+
+int cusp_step_init(cuspStepWork* w, const mjModel* m, const cuspConfig* cfg);
+void cusp_step_free(cuspStepWork* w);
+void cusp_step_reset(cuspStepWork* w);
+
+// One contact step. state: the instance's published state (CUSP_NSTATE). Returns 0, or -1 when
+// the solve failed this step (counted in state; the free motion is kept).
+int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const cuspConfig* cfg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif  // CUSP_PLUGIN_STEP_H_
