@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "instance.h"
+#include "patch.h"  // patch contact (issue 6)
 #include "lcp.h"
 
 int cusp_check_version(int library_version, int header_version, char* msg, int msg_sz) {
@@ -27,9 +28,8 @@ static cuspInstance* get_instance(const mjData* d, int instance) {
 //---------------------------------- callbacks ------------------------------------------------------
 
 static int cusp_nstate(const mjModel* m, int instance) {
-  (void)m;
-  (void)instance;
-  return CUSP_NSTATE;
+  // patch contact (issue 6): CUSP_PATCH_NSLOT observables per registered rigid body follow
+  return CUSP_NSTATE + CUSP_PATCH_NSLOT * cusp_patch_nbody(m, instance);
 }
 
 static int cusp_init(const mjModel* m, mjData* d, int instance) {
@@ -69,9 +69,7 @@ static void cusp_destroy(mjData* d, int instance) {
 }
 
 static void cusp_reset(const mjModel* m, mjtNum* plugin_state, void* plugin_data, int instance) {
-  (void)m;
-  (void)instance;
-  memset(plugin_state, 0, CUSP_NSTATE * sizeof(mjtNum));
+  memset(plugin_state, 0, cusp_nstate(m, instance) * sizeof(mjtNum));
   cuspInstance* inst = (cuspInstance*)plugin_data;
   if (inst) {
     inst->warned = 0;

@@ -97,6 +97,7 @@ int cusp_step_init(cuspStepWork* w, const mjModel* m, const cuspConfig* cfg) {
   w->dv = (mjtNum*)calloc(m->nv + 1, sizeof(mjtNum));
   if (!w->jac || !w->g || !w->dv) return -1;
   if (cusp_dynamics_init(&w->dyn, m)) return -1;
+  if (cfg->npatch_body && cusp_patch_work_init(&w->patch, m)) return -1;  // patch contact (issue 6)
   // a first guess: four contacts per disk
   int guess = 4 * (cfg->ndisk > 0 ? cfg->ndisk : 1);
   return grow(w, guess, cfg);
@@ -108,12 +109,14 @@ void cusp_step_free(cuspStepWork* w) {
   free(w->g);
   free(w->dv);
   cusp_dynamics_free(&w->dyn);
+  cusp_patch_work_free(&w->patch);  // patch contact (issue 6)
   memset(w, 0, sizeof(*w));
 }
 
 void cusp_step_reset(cuspStepWork* w) {
   w->ncontact = 0;
   w->nprev = 0;
+  w->patch.nprev = 0;  // patch contact (issue 6)
 }
 
 //---------------------------------- detection ------------------------------------------------------
@@ -241,6 +244,19 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
   if (detect(w, m, d, cfg)) return -1;
   int nc = w->ncontact;
   state[CUSP_STATE_NCONTACT] = nc;
+
+  // ---- patch contact (issue 6) ----
+  // Registered rigid bodies: detect patches and rigid point contacts; if there are any, this step's
+  // problem is one MCP over them and the disk contacts above (as point contacts with a circular
+  // cone), solved by FB Newton, and the LCP path below is skipped.
+  if (cfg->npatch_body) {
+    int rc = cusp_patch_step(&w->patch, state, m, d, cfg, &w->dyn, w->contacts, nc);
+    if (rc != 1) {
+      w->nprev = 0;
+      return rc;
+    }
+  }
+  // ---- end patch contact (issue 6) ----
   if (nc == 0) {
     w->nprev = 0;
     return 0;
@@ -296,17 +312,17 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
     cuspContact* c = w->contacts + i;
     c->impulse_n = w->fn[i];
     c->impulse_t[0] = c->impulse_t[1] = 0;
-    mjtNum sum_beta = 0;
     for (int k = 0; k < r; k++) {
       mjtNum angle = 2 * mjPI * k / r, b = w->beta[i * r + k];
       c->impulse_t[0] += b * cos(angle);
       c->impulse_t[1] += b * sin(angle);
-      sum_beta += b;
     }
     if (c->impulse_n <= cfg->break_impulse) {
       c->mode = CUSP_MODE_BREAK;
       nbreak++;
-    } else if (w->gamma[i] > 1e-8 || sum_beta >= c->mu * c->impulse_n * (1 - 1e-9)) {
+    } else if (w->gamma[i] > 1e-8) {
+      // slipping (the cone slack is the slip speed, m/s); a saturated but statically
+      // indeterminate contact that does not move is sticking
       c->mode = CUSP_MODE_SLIDE;
       nslide++;
     } else {

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "contact.h"
 #include "dynamics.h"
+#include "patch.h"  // patch contact (issue 6)
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,6 +48,7 @@ typedef struct cuspStepWork_ {
   size_t solver_bytes;
   cuspDynamics dyn;
   cuspConditionInfo info;  // last solve
+  cuspPatchWork patch;     // patch contact (issue 6): patches, rigid point contacts, MCP
 } cuspStepWork;
 
 int cusp_step_init(cuspStepWork* w, const mjModel* m, const cuspConfig* cfg);

@@ -1,0 +1,181 @@
+// Patch contact for registered rigid bodies (issue 6, design.md section 3.3): an equivalent contact
+// point (ECP) carrying the resultant normal impulse, non-penetration at every vertex of the patch,
+// and one friction wrench (Lt, Lo, Lr) at the ECP chosen by maximum dissipation on the ellipsoidal
+// limit surface (Lt/et)^2 + (Lo/eo)^2 + (Lr/er)^2 <= (mu Ln)^2 (Unicomp 26-30).
+//
+// Formulation (velocity level, one mixed complementarity problem per step, solved by the
+// semismooth FB Newton solver of plugin/solver/mcp.h):
+//   unknowns per patch   lambda_k >= 0 (k < nvert, N s): normal impulse at vertex k;
+//                        y = (Lt/et, Lo/eo, Lr/er) free (N s): scaled friction wrench;
+//                        sigma >= 0 (m/s): multiplier of the limit surface;
+//   resultant            Ln = sum lambda_k, ECP c = sum lambda_k v_k / Ln (a convex combination of
+//                        the patch vertices, hence inside the patch: the centre of pressure);
+//   non-penetration      0 <= lambda_k  _|_  vn_k(dv) + rhs_k >= 0 at every vertex, where
+//                        vn_k(dv) is the normal velocity change and rhs_k the gap term below;
+//   maximum dissipation  with u = (vt, vo, wn) the sliding velocity at the ECP and the spin about n
+//                        after the correction, u~ = (et vt, eo vo, er wn):
+//                          mu Ln u~ + sigma y = 0,   0 <= sigma _|_ mu Ln - |y| >= 0;
+//                        i.e. u = -s' (L_x / e_x^2) with s' >= 0 (the KKT of max -L.u on the
+//                        ellipsoid), stick when sigma = 0, slide on the ellipsoid when sigma > 0.
+//   gap term             gap g* measured at q*; start-of-step gap g0 = g* - h vn*_k:
+//                          g0 >= 0: rhs = g* / h (the vertex may close the gap, never cross it)
+//                          g0 <  0: rhs = vn*_k + gap_alpha g0 / h (push out gently)
+// Point contacts (a geom of a registered body against a sphere tool, or any non-patch pair) are the
+// same model with one vertex and no torsion (a circular cone, et = eo = 1).
+#ifndef CUSP_PLUGIN_PATCH_H_
+#define CUSP_PLUGIN_PATCH_H_
+
+#include <stddef.h>
+
+#include <mujoco/mujoco.h>
+
+#include "config.h"
+#include "contact.h"
+#include "dynamics.h"
+#include "solver/mcp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CUSP_PATCH_MAXVERT 32   // vertices per patch (non-penetration rows)
+
+typedef enum cuspPatchKind_ {
+  CUSP_PATCH_SURFACE = 0,  // support feature of a body on a plane or a box face: ECP + torsion
+  CUSP_PATCH_POINT         // point contact: one vertex, circular cone, no torsion
+} cuspPatchKind;
+
+typedef struct cuspPatch_ {
+  int kind;                 // cuspPatchKind
+  int body[2];              // body[0]: the registered body; body[1]: the support (0: world)
+  int geom[2];              // geom[0]: a geom of body[0] in the patch; geom[1]: the support geom
+  int source;               // index into the caller's point contacts, -1 if detected here
+  mjtNum frame[9];          // rows t, o, n; n (unit) points from the support towards body[0]
+  mjtNum origin[3];         // m, reference point c0 of the rows (mean of the vertices)
+  int nvert;
+  mjtNum vert[3 * CUSP_PATCH_MAXVERT];  // m, vertices (on the surface of body[0]), world
+  mjtNum gap[CUSP_PATCH_MAXVERT];       // m, signed gap of each vertex at q* (< 0: penetration)
+  mjtNum e[3];              // limit surface et, eo (-), er (m)
+  mjtNum mu;                // friction coefficient
+  // results of the step
+  mjtNum lambda[CUSP_PATCH_MAXVERT];    // N s, vertex normal impulses
+  mjtNum Ln;                // N s, resultant normal impulse
+  mjtNum L[3];              // N s, N s, N m s: Lt, Lo, Lr at the ECP
+  mjtNum sigma;             // m/s, limit-surface multiplier (> 0 while sliding)
+  mjtNum ecp[3];            // m, equivalent contact point (world)
+  mjtNum s;                 // saturation sum (L_x/e_x)^2 / (mu Ln)^2 (Unicomp 48)
+  mjtNum rho_t, rho_r;      // tangential and torsional saturations (Unicomp 49)
+  int mode;                 // cuspContactMode
+} cuspPatch;
+
+// Workspace and persistent state of the patch problem for one mjData (allocated at init, grown
+// only when a step needs more patches or rows than ever before).
+typedef struct cuspPatchWork_ {
+  int nv;
+  int cap_patch;            // capacity of patch / prev
+  int npatch;
+  cuspPatch* patch;         // (cap_patch) this step's patches
+  int nprev;
+  cuspPatch* prev;          // (cap_patch) last step's patches (warm start)
+  int cap_rows, cap_z;
+  int nrows, nz;
+  int* row_of;              // (cap_patch) first row of each patch
+  int* z_of;                // (cap_patch) first unknown of each patch
+  mjtNum* J;                // (cap_rows x nv) row-major relative velocity rows
+  mjtNum* Jr;               // (cap_rows x nv) row-major reduced rows J N
+  mjtNum* X;                // (cap_rows x nv) row-major, row j: Mr^-1 Jr_j^T
+  mjtNum* W;                // (cap_rows x cap_rows) row-major Delassus J Meff^-1 J^T
+  mjtNum* ub0;              // (cap_rows) velocity of the rows without impulse (+ gap terms)
+  mjtNum* p;                // (cap_rows) row impulses
+  mjtNum* ub;               // (cap_rows) row velocities
+  mjtNum* G;                // (cap_rows x cap_z) column-major d ub / d z
+  mjtNum* z, *F, *lo, *hi;  // (cap_z) MCP unknowns, residual, bounds
+  void* mcp_work;
+  size_t mcp_bytes;
+  mjtNum* jac;              // (6 x nv) scratch: jacp, jacr of one body
+  mjtNum* jac2;             // (6 x nv) scratch: the other body
+  mjtNum* dv;               // (nv) velocity correction
+  mjtNum p_ref;             // N s, impulse scale of the residual rows
+  mjtNum k_ref;             // kg, inertia scale
+  mjtNum eps_n;             // 1/kg, normal regularisation
+  mjtNum eps_f;             // m/s, friction regularisation (creep bound while sticking)
+  cuspMcpInfo info;         // last solve
+  int solves, failures;
+} cuspPatchWork;
+
+int cusp_patch_work_init(cuspPatchWork* w, const mjModel* m);
+void cusp_patch_work_free(cuspPatchWork* w);
+// grow to hold npatch patches, nrows rows and nz unknowns (only allocation after init)
+int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz);
+
+// ---- detection (patch_detect.c) ----
+
+// Detect this step's patches and rigid point contacts of the registered bodies of cfg at the
+// kinematics currently in d (q*): every geom of a registered body against the environment (planes
+// and box faces give patches; other geoms give point contacts) and against the geoms of other
+// registered bodies. Fills w->patch, w->npatch; returns npatch, or -1 if out of memory.
+int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, mjData* d);
+
+// Append a point contact (one vertex, no torsion) made from a cuspContact of another detector.
+int cusp_patch_add_point(cuspPatchWork* w, const cuspContact* c, int source);
+
+// Mean distance from the centroid of the region of np points pts (2D, (np x 2)) with np >= 1: the
+// area mean over their convex hull if it has area, else the length mean over the segment, else 0.
+// centroid (2) gets the region's centroid. Used for the default er.
+mjtNum cusp_patch_mean_distance(mjtNum centroid[2], const mjtNum* pts, int np);
+
+// ---- the problem (patch_solve.c) ----
+
+// Assemble (rows, Delassus through dyn, right-hand sides) for the detected patches, solve the MCP
+// (warm-started from the previous step), fill the results of every patch and w->dv (nv), the
+// velocity correction dv = N Mr^-1 Jr^T p. h: time step (s). Returns the solver status (0 solved);
+// on failure the best iterate is used and w->failures counts it.
+int cusp_patch_solve(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, const mjData* d,
+                     const cuspDynamics* dyn, mjtNum h);
+
+// Apply w->dv: qvel += dv, qpos (+)= h dv (the correction of design.md section 2, step 7).
+void cusp_patch_apply(const cuspPatchWork* w, const mjModel* m, mjData* d, mjtNum h);
+
+// Limit surface of registered body b: writes et, eo, er with the config overrides applied over the
+// default (1, 1, er_default).
+void cusp_patch_limit_surface(mjtNum e[3], const cuspConfig* cfg, int body, mjtNum er_default);
+
+// ---- the step and what it publishes (patch_step.c) ----
+
+// Published per registered body (config `bodies` order) after the instance's CUSP_NSTATE slots of
+// d->plugin_state: the body's surface patch with the largest normal impulse this step.
+typedef enum cuspPatchSlot_ {
+  CUSP_PATCH_LN = 0,   // N s, resultant normal impulse
+  CUSP_PATCH_LT,       // N s, friction impulse along t at the ECP
+  CUSP_PATCH_LO,       // N s, friction impulse along o
+  CUSP_PATCH_LR,       // N m s, torsional impulse about n
+  CUSP_PATCH_S,        // -, saturation (Unicomp 48)
+  CUSP_PATCH_RHO_T,    // -, tangential saturation (Unicomp 49)
+  CUSP_PATCH_RHO_R,    // -, torsional saturation (Unicomp 49)
+  CUSP_PATCH_ECP_X,    // m, ECP (world)
+  CUSP_PATCH_ECP_Y,
+  CUSP_PATCH_ECP_Z,
+  CUSP_PATCH_MODE,     // cuspContactMode (0 break or no contact, 1 stick, 2 slide)
+  CUSP_PATCH_NSLOT
+} cuspPatchSlot;
+
+// names of the slots as CSV suffixes ("Ln", "Lt", ..., "mode")
+extern const char* const cusp_patch_slot_names[CUSP_PATCH_NSLOT];
+
+// Number of registered patch bodies of instance (from the config text; usable before init).
+int cusp_patch_nbody(const mjModel* m, int instance);
+
+// The patch part of the step, called from cusp_step after disk detection with kinematics at q*:
+// detects patches and rigid point contacts; if there are none, publishes zeros and returns 1 (the
+// caller runs its LCP path). Otherwise solves one MCP over them and the ndisk_contact disk
+// contacts, applies the correction to d->qvel, d->qpos, publishes state (CUSP_NSTATE slots, then
+// CUSP_PATCH_NSLOT per body) and writes impulses and modes back into disk_contacts; returns 0, or
+// -1 if the solve failed (counted in the state).
+int cusp_patch_step(cuspPatchWork* w, mjtNum* state, const mjModel* m, mjData* d,
+                    const cuspConfig* cfg, cuspDynamics* dyn, cuspContact* disk_contacts,
+                    int ndisk_contact);
+
+#ifdef __cplusplus
+}
+#endif
+#endif  // CUSP_PLUGIN_PATCH_H_

@@ -1,0 +1,768 @@
+// Patch detection for registered rigid bodies (issue 6): the support feature of a body's geoms
+// against a plane or a box face within margin, as a polygon in the surface plane with the gap at
+// its vertices; point contacts (MuJoCo's collision functions) for every other pair.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "patch.h"
+
+#define CUSP_MAXCAND 160        // candidate points per patch before reduction
+#define CUSP_NRIM 8             // rim samples per cylinder cap
+#define CUSP_FEATURE_TOL 2e-4   // m, points this close to the deepest one form the support feature
+#define CUSP_ER_MIN 1e-5        // m, smallest er (a point patch: almost no torsional friction)
+
+//---------------------------------- small geometry ------------------------------------------------
+
+typedef struct Surface_ {
+  mjtNum c[3];      // m, a point of the surface plane (face centre)
+  mjtNum t[3], o[3], n[3];  // unit, right-handed, n outward (towards the body)
+  mjtNum half[2];   // m, half extents along t, o (finite faces)
+  int finite;       // 1: box face, clip to half; 0: plane
+  int geom, body;
+} Surface;
+
+typedef struct Cand_ {
+  mjtNum x[2];      // m, coordinates along t, o relative to the surface point c
+  mjtNum gap;       // m, height of the body point above the surface
+  int geom;         // body geom that owns the point
+} Cand;
+
+static void axis_of(mjtNum a[3], const mjtNum* xmat, int k) {
+  a[0] = xmat[k];
+  a[1] = xmat[3 + k];
+  a[2] = xmat[6 + k];
+}
+
+// frame rows t, o from unit n (deterministic choice)
+static void complete_frame(mjtNum t[3], mjtNum o[3], const mjtNum n[3]) {
+  mjtNum a[3] = {1, 0, 0};
+  if (fabs(n[0]) > 0.8) { a[0] = 0; a[1] = 1; }
+  mjtNum dot = mju_dot3(a, n);
+  for (int i = 0; i < 3; i++) t[i] = a[i] - dot * n[i];
+  mju_normalize3(t);
+  mju_cross(o, n, t);
+}
+
+// Points of geom g that may touch a surface with outward normal n (towards the body): the support
+// points in direction -n and, for flat-bottomed geoms, the polygon vertices. Returns count (<= max).
+static int geom_points(mjtNum* pts, int max, const mjModel* m, const mjData* d, int g,
+                       const mjtNum n[3]) {
+  const mjtNum* c = d->geom_xpos + 3 * g;
+  const mjtNum* R = d->geom_xmat + 9 * g;
+  const mjtNum* s = m->geom_size + 3 * g;
+  mjtNum ax[3][3];
+  for (int k = 0; k < 3; k++) axis_of(ax[k], R, k);
+  int np = 0;
+  switch (m->geom_type[g]) {
+    case mjGEOM_BOX:
+      for (int i = 0; i < 8 && np < max; i++, np++) {
+        for (int j = 0; j < 3; j++) {
+          pts[3 * np + j] = c[j] + ((i & 1) ? s[0] : -s[0]) * ax[0][j] +
+                            ((i & 2) ? s[1] : -s[1]) * ax[1][j] +
+                            ((i & 4) ? s[2] : -s[2]) * ax[2][j];
+        }
+      }
+      break;
+    case mjGEOM_CYLINDER: {
+      // rim samples of both caps + the exact support point of each rim in direction -n
+      mjtNum na = mju_dot3(n, ax[2]);
+      mjtNum w[3];  // in-cap direction of -n
+      for (int j = 0; j < 3; j++) w[j] = -n[j] + na * ax[2][j];
+      mjtNum wn = mju_normalize3(w);
+      for (int cap = -1; cap <= 1; cap += 2) {
+        for (int i = 0; i < CUSP_NRIM && np < max; i++, np++) {
+          mjtNum ang = 2 * mjPI * i / CUSP_NRIM;
+          for (int j = 0; j < 3; j++) {
+            pts[3 * np + j] = c[j] + cap * s[1] * ax[2][j] +
+                              s[0] * (cos(ang) * ax[0][j] + sin(ang) * ax[1][j]);
+          }
+        }
+        if (wn > 1e-6 && np < max) {
+          for (int j = 0; j < 3; j++) pts[3 * np + j] = c[j] + cap * s[1] * ax[2][j] + s[0] * w[j];
+          np++;
+        }
+      }
+      break;
+    }
+    case mjGEOM_CAPSULE:
+      for (int cap = -1; cap <= 1 && np < max; cap += 2, np++) {
+        for (int j = 0; j < 3; j++) pts[3 * np + j] = c[j] + cap * s[1] * ax[2][j] - s[0] * n[j];
+      }
+      break;
+    case mjGEOM_SPHERE:
+      for (int j = 0; j < 3; j++) pts[j] = c[j] - s[0] * n[j];
+      np = 1;
+      break;
+    case mjGEOM_ELLIPSOID: {
+      // support point in direction -n: x = R S^2 l / |S l|, l = R^T (-n)
+      mjtNum l[3], q[3] = {0, 0, 0}, norm = 0;
+      for (int k = 0; k < 3; k++) l[k] = -mju_dot3(ax[k], n);
+      for (int k = 0; k < 3; k++) norm += s[k] * s[k] * l[k] * l[k];
+      norm = sqrt(norm);
+      if (norm < mjMINVAL) norm = mjMINVAL;
+      for (int k = 0; k < 3; k++) {
+        for (int j = 0; j < 3; j++) q[j] += ax[k][j] * s[k] * s[k] * l[k] / norm;
+      }
+      for (int j = 0; j < 3; j++) pts[j] = c[j] + q[j];
+      np = 1;
+      break;
+    }
+    case mjGEOM_MESH: {
+      int mesh = m->geom_dataid[g];
+      if (mesh < 0) break;
+      const float* v = m->mesh_vert + 3 * m->mesh_vertadr[mesh];
+      int nvert = m->mesh_vertnum[mesh];
+      // keep the lowest `max` vertices along -n would need a sort; keep those within 5 cm of the
+      // lowest instead (callers filter by margin), in vertex order (deterministic)
+      mjtNum lowest = INFINITY;
+      for (int i = 0; i < nvert; i++) {
+        mjtNum h = 0;
+        for (int k = 0; k < 3; k++) h += v[3 * i + k] * mju_dot3(ax[k], n);
+        if (h < lowest) lowest = h;
+      }
+      for (int i = 0; i < nvert && np < max; i++) {
+        mjtNum h = 0;
+        for (int k = 0; k < 3; k++) h += v[3 * i + k] * mju_dot3(ax[k], n);
+        if (h > lowest + 0.05) continue;
+        for (int j = 0; j < 3; j++) {
+          pts[3 * np + j] = c[j] + v[3 * i] * ax[0][j] + v[3 * i + 1] * ax[1][j] +
+                            v[3 * i + 2] * ax[2][j];
+        }
+        np++;
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return np;
+}
+
+static int patch_capable(int type) {
+  return type == mjGEOM_BOX || type == mjGEOM_CYLINDER || type == mjGEOM_CAPSULE ||
+         type == mjGEOM_SPHERE || type == mjGEOM_ELLIPSOID || type == mjGEOM_MESH;
+}
+
+// smallest gap of body b's geoms above surface S (support function along -n)
+static mjtNum body_min_gap(const mjModel* m, const mjData* d, int b, const Surface* S) {
+  mjtNum pts[3 * CUSP_MAXCAND], best = INFINITY;
+  for (int g = m->body_geomadr[b]; g < m->body_geomadr[b] + m->body_geomnum[b]; g++) {
+    if (!patch_capable(m->geom_type[g])) continue;
+    int np = geom_points(pts, CUSP_MAXCAND, m, d, g, S->n);
+    for (int i = 0; i < np; i++) {
+      mjtNum r[3];
+      mju_sub3(r, pts + 3 * i, S->c);
+      mjtNum gap = mju_dot3(r, S->n);
+      if (gap < best) best = gap;
+    }
+  }
+  return best;
+}
+
+static void plane_surface(Surface* S, const mjData* d, int g) {
+  const mjtNum* R = d->geom_xmat + 9 * g;
+  axis_of(S->t, R, 0);
+  axis_of(S->o, R, 1);
+  axis_of(S->n, R, 2);
+  mju_copy3(S->c, d->geom_xpos + 3 * g);
+  S->finite = 0;
+  S->half[0] = S->half[1] = INFINITY;
+  S->geom = g;
+}
+
+static void box_face(Surface* S, const mjModel* m, const mjData* d, int g, int face) {
+  const mjtNum* R = d->geom_xmat + 9 * g;
+  const mjtNum* s = m->geom_size + 3 * g;
+  int a = face / 2;
+  mjtNum sign = (face & 1) ? -1 : 1;
+  int a1 = (a + 1) % 3, a2 = (a + 2) % 3;
+  mjtNum ax[3];
+  axis_of(ax, R, a);
+  for (int j = 0; j < 3; j++) {
+    S->n[j] = sign * ax[j];
+    S->c[j] = d->geom_xpos[3 * g + j] + sign * s[a] * ax[j];
+  }
+  if (sign > 0) {
+    axis_of(S->t, R, a1);
+    axis_of(S->o, R, a2);
+    S->half[0] = s[a1];
+    S->half[1] = s[a2];
+  } else {
+    axis_of(S->t, R, a2);
+    axis_of(S->o, R, a1);
+    S->half[0] = s[a2];
+    S->half[1] = s[a1];
+  }
+  S->finite = 1;
+  S->geom = g;
+}
+
+// the face of box g that separates it best from body b (largest minimum gap); returns that gap
+static mjtNum best_box_face(Surface* S, const mjModel* m, const mjData* d, int g, int b) {
+  mjtNum best = -INFINITY;
+  Surface T;
+  for (int f = 0; f < 6; f++) {
+    box_face(&T, m, d, g, f);
+    mjtNum gap = body_min_gap(m, d, b, &T);
+    if (gap > best) {
+      best = gap;
+      *S = T;
+    }
+  }
+  return best;
+}
+
+//---------------------------------- 2D polygons ---------------------------------------------------
+
+static mjtNum cross2(const mjtNum* o, const mjtNum* a, const mjtNum* b) {
+  return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
+}
+
+static int cand_less(const Cand* a, const Cand* b) {
+  return a->x[0] < b->x[0] || (a->x[0] == b->x[0] && a->x[1] < b->x[1]);
+}
+
+// convex hull (counter-clockwise, collinear points dropped) of n candidates, in place; returns count
+static int hull2(Cand* c, int n, Cand* tmp) {
+  if (n < 3) return n;
+  // insertion sort: n is small and the order must be deterministic
+  for (int i = 1; i < n; i++) {
+    Cand key = c[i];
+    int j = i - 1;
+    while (j >= 0 && cand_less(&key, &c[j])) {
+      c[j + 1] = c[j];
+      j--;
+    }
+    c[j + 1] = key;
+  }
+  int k = 0;
+  const mjtNum eps = 1e-12;
+  for (int i = 0; i < n; i++) {
+    while (k >= 2 && cross2(tmp[k - 2].x, tmp[k - 1].x, c[i].x) <= eps) k--;
+    tmp[k++] = c[i];
+  }
+  for (int i = n - 2, lo = k + 1; i >= 0; i--) {
+    while (k >= lo && cross2(tmp[k - 2].x, tmp[k - 1].x, c[i].x) <= eps) k--;
+    tmp[k++] = c[i];
+  }
+  k--;  // last point repeats the first
+  if (k < 1) k = 1;
+  memcpy(c, tmp, k * sizeof(Cand));
+  return k;
+}
+
+// clip a convex polygon (or segment, point) against x[axis]*sgn <= lim; gap interpolated linearly
+static int clip_half(Cand* out, const Cand* in, int n, int axis, mjtNum sgn, mjtNum lim) {
+  if (n == 1) {
+    if (sgn * in[0].x[axis] <= lim) {
+      out[0] = in[0];
+      return 1;
+    }
+    return 0;
+  }
+  int k = 0, closed = n >= 3;
+  int nedge = closed ? n : 1;
+  for (int i = 0; i < nedge; i++) {
+    const Cand* a = in + i;
+    const Cand* b = in + (i + 1) % n;
+    mjtNum da = sgn * a->x[axis] - lim, db = sgn * b->x[axis] - lim;
+    if (da <= 0) out[k++] = *a;
+    if ((da < 0 && db > 0) || (da > 0 && db < 0)) {
+      mjtNum f = da / (da - db);
+      Cand q = *a;
+      for (int j = 0; j < 2; j++) q.x[j] = a->x[j] + f * (b->x[j] - a->x[j]);
+      q.gap = a->gap + f * (b->gap - a->gap);
+      out[k++] = q;
+    }
+    if (!closed && db <= 0) out[k++] = *b;
+  }
+  return k;
+}
+
+//---------------------------------- mean distance (default er) -----------------------------------
+
+// integral of |x - C| ds along the segment a -> b
+static mjtNum seg_int(const mjtNum* a, const mjtNum* b, const mjtNum* C) {
+  mjtNum u[2] = {b[0] - a[0], b[1] - a[1]};
+  mjtNum len = hypot(u[0], u[1]);
+  if (len < 1e-15) return 0;
+  u[0] /= len;
+  u[1] /= len;
+  mjtNum r[2] = {a[0] - C[0], a[1] - C[1]};
+  mjtNum s0 = r[0] * u[0] + r[1] * u[1], s1 = s0 + len;
+  mjtNum h = fabs(u[0] * r[1] - u[1] * r[0]);
+  mjtNum G1, G0;
+  if (h < 1e-15) {
+    G1 = 0.5 * s1 * fabs(s1);
+    G0 = 0.5 * s0 * fabs(s0);
+  } else {
+    G1 = 0.5 * (s1 * hypot(s1, h) + h * h * asinh(s1 / h));
+    G0 = 0.5 * (s0 * hypot(s0, h) + h * h * asinh(s0 / h));
+  }
+  return G1 - G0;
+}
+
+// a region's measure (area, length, or 1 for a point), first moment (2) and, for a given C,
+// integral of |x - C| over it
+typedef struct Region_ {
+  int dim;             // 2 area, 1 segment, 0 point
+  mjtNum measure, moment[2];
+} Region;
+
+static void region_measure(Region* r, const mjtNum* p, int n) {
+  memset(r, 0, sizeof(*r));
+  mjtNum area = 0, mx = 0, my = 0;
+  for (int i = 0; i < n && n >= 3; i++) {
+    const mjtNum* a = p + 2 * i;
+    const mjtNum* b = p + 2 * ((i + 1) % n);
+    mjtNum cr = a[0] * b[1] - a[1] * b[0];
+    area += 0.5 * cr;
+    mx += cr * (a[0] + b[0]) / 6;
+    my += cr * (a[1] + b[1]) / 6;
+  }
+  if (n >= 3 && fabs(area) > 1e-12) {
+    r->dim = 2;
+    r->measure = fabs(area);
+    r->moment[0] = area > 0 ? mx : -mx;
+    r->moment[1] = area > 0 ? my : -my;
+    return;
+  }
+  // segment: the two points farthest apart
+  mjtNum best = 0;
+  int ia = 0, ib = 0;
+  for (int i = 0; i < n; i++) {
+    for (int j = i + 1; j < n; j++) {
+      mjtNum dd = hypot(p[2 * i] - p[2 * j], p[2 * i + 1] - p[2 * j + 1]);
+      if (dd > best) { best = dd; ia = i; ib = j; }
+    }
+  }
+  if (best > 1e-9) {
+    r->dim = 1;
+    r->measure = best;
+    r->moment[0] = best * 0.5 * (p[2 * ia] + p[2 * ib]);
+    r->moment[1] = best * 0.5 * (p[2 * ia + 1] + p[2 * ib + 1]);
+    return;
+  }
+  r->dim = 0;
+  r->measure = 1;
+  r->moment[0] = p[0];
+  r->moment[1] = p[1];
+}
+
+static mjtNum region_absint(const Region* r, const mjtNum* p, int n, const mjtNum* C) {
+  if (r->dim == 2) {
+    // fan from C: each edge's triangle (C, a, b) contributes cross/3 * (1/|b-a|) int_seg |x-C|
+    mjtNum sum = 0, area = 0;
+    for (int i = 0; i < n; i++) {
+      const mjtNum* a = p + 2 * i;
+      const mjtNum* b = p + 2 * ((i + 1) % n);
+      mjtNum len = hypot(b[0] - a[0], b[1] - a[1]);
+      mjtNum cr = cross2(C, a, b);
+      area += cr;
+      if (len > 1e-15) sum += cr / 3 * seg_int(a, b, C) / len;
+    }
+    return area >= 0 ? sum : -sum;
+  }
+  if (r->dim == 1) {
+    mjtNum best = 0;
+    int ia = 0, ib = 0;
+    for (int i = 0; i < n; i++) {
+      for (int j = i + 1; j < n; j++) {
+        mjtNum dd = hypot(p[2 * i] - p[2 * j], p[2 * i + 1] - p[2 * j + 1]);
+        if (dd > best) { best = dd; ia = i; ib = j; }
+      }
+    }
+    return seg_int(p + 2 * ia, p + 2 * ib, C);
+  }
+  return hypot(p[0] - C[0], p[1] - C[1]);
+}
+
+// er over several regions (one per geom): the highest dimension present wins (feet of a table:
+// their areas; the two balls of a dumbbell: points)
+static mjtNum multi_mean_distance(mjtNum centroid[2], const mjtNum* const* regions,
+                                  const int* counts, int nregion) {
+  Region r[16];
+  int dim = -1;
+  if (nregion > 16) nregion = 16;
+  for (int i = 0; i < nregion; i++) {
+    region_measure(r + i, regions[i], counts[i]);
+    if (r[i].dim > dim) dim = r[i].dim;
+  }
+  mjtNum meas = 0, mom[2] = {0, 0};
+  for (int i = 0; i < nregion; i++) {
+    if (r[i].dim != dim) continue;
+    meas += r[i].measure;
+    mom[0] += r[i].moment[0];
+    mom[1] += r[i].moment[1];
+  }
+  if (meas <= 0) {
+    centroid[0] = centroid[1] = 0;
+    return 0;
+  }
+  centroid[0] = mom[0] / meas;
+  centroid[1] = mom[1] / meas;
+  mjtNum sum = 0;
+  for (int i = 0; i < nregion; i++) {
+    if (r[i].dim == dim) sum += region_absint(r + i, regions[i], counts[i], centroid);
+  }
+  return sum / meas;
+}
+
+mjtNum cusp_patch_mean_distance(mjtNum centroid[2], const mjtNum* pts, int np) {
+  Cand c[CUSP_MAXCAND], tmp[CUSP_MAXCAND + 1];
+  if (np > CUSP_MAXCAND) np = CUSP_MAXCAND;
+  for (int i = 0; i < np; i++) {
+    c[i].x[0] = pts[2 * i];
+    c[i].x[1] = pts[2 * i + 1];
+    c[i].gap = 0;
+    c[i].geom = 0;
+  }
+  int nh = hull2(c, np, tmp);
+  mjtNum p[2 * CUSP_MAXCAND];
+  for (int i = 0; i < nh; i++) {
+    p[2 * i] = c[i].x[0];
+    p[2 * i + 1] = c[i].x[1];
+  }
+  const mjtNum* regions[1] = {p};
+  return multi_mean_distance(centroid, regions, &nh, 1);
+}
+
+void cusp_patch_limit_surface(mjtNum e[3], const cuspConfig* cfg, int body, mjtNum er_default) {
+  e[0] = 1;
+  e[1] = 1;
+  e[2] = er_default > CUSP_ER_MIN ? er_default : CUSP_ER_MIN;
+  for (int i = 0; i < cfg->nlimit_surface; i++) {
+    if (cfg->limit_surface[i].body != body) continue;
+    for (int k = 0; k < 3; k++) {
+      if (cfg->limit_surface[i].e[k] > 0) e[k] = cfg->limit_surface[i].e[k];
+    }
+  }
+}
+
+//---------------------------------- patches --------------------------------------------------------
+
+static mjtNum pair_friction(const cuspConfig* cfg, const mjModel* m, int g0, int g1) {
+  if (cfg->friction >= 0) return cfg->friction;
+  mjtNum a = m->geom_friction[3 * g0], b = m->geom_friction[3 * g1];
+  return a > b ? a : b;
+}
+
+static cuspPatch* new_patch(cuspPatchWork* w) {
+  if (w->npatch >= w->cap_patch) {
+    if (cusp_patch_work_reserve(w, 2 * w->cap_patch + 4, w->cap_rows, w->cap_z)) return NULL;
+  }
+  cuspPatch* p = w->patch + w->npatch++;
+  memset(p, 0, sizeof(*p));
+  p->source = -1;
+  return p;
+}
+
+// Build the patch of body b on surface S from its geoms' points within margin. Returns 1 if a patch
+// was added, 0 if nothing is within margin, -1 out of memory.
+static int surface_patch(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m,
+                         const mjData* d, int b, const Surface* S) {
+  Cand cand[CUSP_MAXCAND], tmp[CUSP_MAXCAND + 1], clip[CUSP_MAXCAND + 8];
+  mjtNum pts[3 * CUSP_MAXCAND];
+  int nc = 0, first_geom = -1;
+  mjtNum gmin = INFINITY;
+  for (int g = m->body_geomadr[b]; g < m->body_geomadr[b] + m->body_geomnum[b]; g++) {
+    if (!patch_capable(m->geom_type[g])) continue;
+    int np = geom_points(pts, CUSP_MAXCAND, m, d, g, S->n);
+    for (int i = 0; i < np && nc < CUSP_MAXCAND; i++) {
+      mjtNum r[3];
+      mju_sub3(r, pts + 3 * i, S->c);
+      mjtNum gap = mju_dot3(r, S->n);
+      if (gap >= cfg->margin) continue;
+      Cand* c = cand + nc++;
+      c->x[0] = mju_dot3(r, S->t);
+      c->x[1] = mju_dot3(r, S->o);
+      c->gap = gap;
+      c->geom = g;
+      if (first_geom < 0) first_geom = g;
+      if (gap < gmin) gmin = gap;
+    }
+  }
+  if (!nc) return 0;
+
+  // support feature (for er): points within CUSP_FEATURE_TOL of the deepest, grouped by geom
+  mjtNum feat[2 * CUSP_MAXCAND];
+  const mjtNum* regions[16];
+  int counts[16], nregion = 0, nfeat = 0;
+  int is_full_cap = -1;  // a single cylinder cap flat on the surface: er = 2R/3 exactly
+  for (int g = m->body_geomadr[b]; g < m->body_geomadr[b] + m->body_geomnum[b] && nregion < 16;
+       g++) {
+    Cand fc[CUSP_MAXCAND];
+    int nf = 0;
+    for (int i = 0; i < nc; i++) {
+      if (cand[i].geom == g && cand[i].gap <= gmin + CUSP_FEATURE_TOL) fc[nf++] = cand[i];
+    }
+    if (!nf) continue;
+    if (m->geom_type[g] == mjGEOM_CYLINDER && nf >= CUSP_NRIM) is_full_cap = g;
+    int nh = hull2(fc, nf, tmp);
+    if (S->finite) {
+      // the feature inside the face only
+      Cand c1[CUSP_MAXCAND + 8], c2[CUSP_MAXCAND + 8];
+      int k = clip_half(c1, fc, nh, 0, 1, S->half[0]);
+      k = clip_half(c2, c1, k, 0, -1, S->half[0]);
+      k = clip_half(c1, c2, k, 1, 1, S->half[1]);
+      nh = clip_half(fc, c1, k, 1, -1, S->half[1]);
+      if (!nh) continue;
+    }
+    regions[nregion] = feat + 2 * nfeat;
+    counts[nregion++] = nh;
+    for (int i = 0; i < nh; i++, nfeat++) {
+      feat[2 * nfeat] = fc[i].x[0];
+      feat[2 * nfeat + 1] = fc[i].x[1];
+    }
+  }
+  if (S->finite && !nregion) return 0;  // the body is beside the face, not on it
+  if (nregion > 1) is_full_cap = -1;
+
+  // vertices: hull of the candidates (clipped to a finite face) plus the deepest candidate
+  int nh = hull2(cand, nc, tmp);
+  // (hull2 sorted cand; the deepest point may be interior: find it again among the originals is
+  // not possible after the in-place hull, so recompute it from the hull and the feature below)
+  int nv = nh;
+  memcpy(clip, cand, nh * sizeof(Cand));
+  if (S->finite) {
+    Cand c1[CUSP_MAXCAND + 8];
+    int k = clip_half(c1, clip, nv, 0, 1, S->half[0]);
+    k = clip_half(clip, c1, k, 0, -1, S->half[0]);
+    k = clip_half(c1, clip, k, 1, 1, S->half[1]);
+    nv = clip_half(clip, c1, k, 1, -1, S->half[1]);
+  }
+  if (!nv) return 0;
+  // feature points not already vertices (a rounded bottom touches inside the hull)
+  for (int i = 0; i < nfeat && nv < CUSP_MAXCAND + 8; i++) {
+    int dup = 0;
+    for (int j = 0; j < nv && !dup; j++) {
+      dup = fabs(clip[j].x[0] - feat[2 * i]) < 1e-9 && fabs(clip[j].x[1] - feat[2 * i + 1]) < 1e-9;
+    }
+    if (!dup) {
+      clip[nv].x[0] = feat[2 * i];
+      clip[nv].x[1] = feat[2 * i + 1];
+      clip[nv].gap = gmin;
+      clip[nv].geom = first_geom;
+      nv++;
+    }
+  }
+  if (nv > CUSP_PATCH_MAXVERT) {
+    // keep an evenly spread subset (deterministic): the hull order is preserved
+    Cand keep[CUSP_PATCH_MAXVERT];
+    for (int i = 0; i < CUSP_PATCH_MAXVERT; i++) keep[i] = clip[(long)i * nv / CUSP_PATCH_MAXVERT];
+    memcpy(clip, keep, sizeof(keep));
+    nv = CUSP_PATCH_MAXVERT;
+  }
+
+  cuspPatch* p = new_patch(w);
+  if (!p) return -1;
+  p->kind = CUSP_PATCH_SURFACE;
+  p->body[0] = b;
+  p->body[1] = S->body;
+  p->geom[0] = first_geom;
+  p->geom[1] = S->geom;
+  for (int j = 0; j < 3; j++) {
+    p->frame[j] = S->t[j];
+    p->frame[3 + j] = S->o[j];
+    p->frame[6 + j] = S->n[j];
+  }
+  p->nvert = nv;
+  mjtNum mean[3] = {0, 0, 0};
+  for (int i = 0; i < nv; i++) {
+    for (int j = 0; j < 3; j++) {
+      p->vert[3 * i + j] = S->c[j] + clip[i].x[0] * S->t[j] + clip[i].x[1] * S->o[j] +
+                           clip[i].gap * S->n[j];
+      mean[j] += p->vert[3 * i + j] / nv;
+    }
+    p->gap[i] = clip[i].gap;
+  }
+  mju_copy3(p->origin, mean);
+  mjtNum centroid[2], er;
+  if (is_full_cap >= 0) {
+    er = 2.0 / 3.0 * m->geom_size[3 * is_full_cap];
+  } else {
+    er = multi_mean_distance(centroid, regions, counts, nregion);
+  }
+  cusp_patch_limit_surface(p->e, cfg, b, er);
+  p->mu = pair_friction(cfg, m, first_geom, S->geom);
+  return 1;
+}
+
+int cusp_patch_add_point(cuspPatchWork* w, const cuspContact* c, int source) {
+  cuspPatch* p = new_patch(w);
+  if (!p) return -1;
+  p->kind = CUSP_PATCH_POINT;
+  p->body[0] = c->body[0];
+  p->body[1] = c->body[1];
+  p->geom[0] = c->geom[0];
+  p->geom[1] = c->geom[1];
+  p->source = source;
+  mju_copy(p->frame, c->frame, 9);
+  p->nvert = 1;
+  mju_copy3(p->vert, c->pos);
+  mju_copy3(p->origin, c->pos);
+  p->gap[0] = c->gap;
+  p->e[0] = p->e[1] = 1;
+  p->e[2] = 0;
+  p->mu = c->mu;
+  return 0;
+}
+
+// point contacts between geom gb of registered body b and geom gs (MuJoCo's collision functions)
+static int point_contacts(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, mjData* d,
+                          int gb, int gs) {
+  int t1 = m->geom_type[gb], t2 = m->geom_type[gs];
+  int g1 = gb, g2 = gs, swapped = 0;
+  if (t1 > t2) {
+    g1 = gs;
+    g2 = gb;
+    swapped = 1;
+  }
+  mjfCollision fn = mjCOLLISIONFUNC[m->geom_type[g1]][m->geom_type[g2]];
+  if (!fn) return 0;
+  mjtNum rb = m->geom_rbound[gb], rs = m->geom_rbound[gs];
+  if (rb > 0 && rs > 0 &&
+      mju_dist3(d->geom_xpos + 3 * gb, d->geom_xpos + 3 * gs) > rb + rs + cfg->margin) {
+    return 0;
+  }
+  mjPreContact con[mjMAXCONPAIR];
+  int n = fn(m, d, con, g1, g2, cfg->margin);
+  for (int i = 0; i < n; i++) {
+    cuspContact c;
+    memset(&c, 0, sizeof(c));
+    c.geom[0] = gb;
+    c.geom[1] = gs;
+    c.body[0] = m->geom_bodyid[gb];
+    c.body[1] = m->geom_bodyid[gs];
+    c.gap = con[i].dist;
+    mju_copy3(c.pos, con[i].pos);
+    // MuJoCo's normal points from g1 to g2; ours from the support (gs) to the body (gb)
+    mjtNum nrm[3];
+    mju_copy3(nrm, con[i].normal);
+    if (!swapped) mju_scl3(nrm, nrm, -1);
+    mju_normalize3(nrm);
+    mjtNum t[3], o[3];
+    complete_frame(t, o, nrm);
+    mju_copy3(c.frame, t);
+    mju_copy3(c.frame + 3, o);
+    mju_copy3(c.frame + 6, nrm);
+    c.mu = pair_friction(cfg, m, gb, gs);
+    if (cusp_patch_add_point(w, &c, -1)) return -1;
+  }
+  return n;
+}
+
+static int is_registered_body(const cuspConfig* cfg, int b) {
+  for (int i = 0; i < cfg->npatch_body; i++) {
+    if (cfg->patch_bodies[i] == b) return i;
+  }
+  return -1;
+}
+
+static int is_disk(const cuspConfig* cfg, int g) {
+  for (int i = 0; i < cfg->ndisk; i++) {
+    if (cfg->disk_geoms[i] == g) return 1;
+  }
+  return 0;
+}
+
+// environment geom test: listed (or, with an empty list, any geom not registered)
+static int in_environment(const cuspConfig* cfg, const mjModel* m, int g) {
+  if (is_disk(cfg, g)) return 0;
+  if (cfg->nenv) {
+    for (int i = 0; i < cfg->nenv; i++) {
+      if (cfg->environment_geoms[i] == g) return 1;
+    }
+    return 0;
+  }
+  return is_registered_body(cfg, m->geom_bodyid[g]) < 0;
+}
+
+// body b against environment geom g
+static int body_vs_env(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, mjData* d,
+                       int b, int g) {
+  int type = m->geom_type[g];
+  Surface S;
+  if (type == mjGEOM_PLANE) {
+    plane_surface(&S, d, g);
+    S.body = m->geom_bodyid[g];
+    return surface_patch(w, cfg, m, d, b, &S) < 0 ? -1 : 0;
+  }
+  if (type == mjGEOM_BOX) {
+    // quick reject by bounding spheres
+    int near = 0;
+    for (int gb = m->body_geomadr[b]; gb < m->body_geomadr[b] + m->body_geomnum[b]; gb++) {
+      if (mju_dist3(d->geom_xpos + 3 * gb, d->geom_xpos + 3 * g) <=
+          m->geom_rbound[gb] + m->geom_rbound[g] + cfg->margin) {
+        near = 1;
+      }
+    }
+    if (!near) return 0;
+    best_box_face(&S, m, d, g, b);
+    S.body = m->geom_bodyid[g];
+    return surface_patch(w, cfg, m, d, b, &S) < 0 ? -1 : 0;
+  }
+  for (int gb = m->body_geomadr[b]; gb < m->body_geomadr[b] + m->body_geomnum[b]; gb++) {
+    if (point_contacts(w, cfg, m, d, gb, g) < 0) return -1;
+  }
+  return 0;
+}
+
+// two registered bodies a < b: a patch on the box face that separates them best, else points
+static int body_vs_body(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, mjData* d,
+                        int a, int b) {
+  Surface best, S;
+  mjtNum best_gap = -INFINITY;
+  int best_body = -1;
+  for (int side = 0; side < 2; side++) {
+    int body = side ? a : b, support = side ? b : a;
+    for (int g = m->body_geomadr[support]; g < m->body_geomadr[support] + m->body_geomnum[support];
+         g++) {
+      if (m->geom_type[g] != mjGEOM_BOX) continue;
+      int near = 0;
+      for (int gb = m->body_geomadr[body]; gb < m->body_geomadr[body] + m->body_geomnum[body];
+           gb++) {
+        if (mju_dist3(d->geom_xpos + 3 * gb, d->geom_xpos + 3 * g) <=
+            m->geom_rbound[gb] + m->geom_rbound[g] + cfg->margin) {
+          near = 1;
+        }
+      }
+      if (!near) continue;
+      mjtNum gap = best_box_face(&S, m, d, g, body);
+      if (gap > best_gap) {
+        best_gap = gap;
+        best = S;
+        best.body = support;
+        best_body = body;
+      }
+    }
+  }
+  if (best_body >= 0) {
+    if (best_gap >= cfg->margin) return 0;
+    int rc = surface_patch(w, cfg, m, d, best_body, &best);
+    if (rc != 0) return rc < 0 ? -1 : 0;
+  }
+  // no box face between them (or off the face): point contacts of every geom pair
+  for (int ga = m->body_geomadr[a]; ga < m->body_geomadr[a] + m->body_geomnum[a]; ga++) {
+    for (int gb = m->body_geomadr[b]; gb < m->body_geomadr[b] + m->body_geomnum[b]; gb++) {
+      if (point_contacts(w, cfg, m, d, ga, gb) < 0) return -1;
+    }
+  }
+  return 0;
+}
+
+int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, mjData* d) {
+  w->npatch = 0;
+  for (int i = 0; i < cfg->npatch_body; i++) {
+    int b = cfg->patch_bodies[i];
+    for (int g = 0; g < m->ngeom; g++) {
+      if (m->geom_bodyid[g] == b || !in_environment(cfg, m, g)) continue;
+      if (body_vs_env(w, cfg, m, d, b, g)) return -1;
+    }
+    for (int j = i + 1; j < cfg->npatch_body; j++) {
+      if (body_vs_body(w, cfg, m, d, b, cfg->patch_bodies[j])) return -1;
+    }
+  }
+  return w->npatch;
+}

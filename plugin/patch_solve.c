@@ -1,0 +1,510 @@
+// The patch contact problem (issue 6; the model is documented in patch.h): rows, Delassus matrix
+// through the shared dynamics (dynamics.h), the MCP residual and its Jacobian, the solve, the
+// results (Ln, L, ECP, saturations, mode) and the velocity correction.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "patch.h"
+
+//---------------------------------- workspace ------------------------------------------------------
+
+static void* grow(void* p, size_t bytes) {
+  void* q = realloc(p, bytes ? bytes : 1);
+  return q;
+}
+
+int cusp_patch_work_init(cuspPatchWork* w, const mjModel* m) {
+  memset(w, 0, sizeof(*w));
+  w->nv = m->nv;
+  w->jac = (mjtNum*)calloc(6 * (size_t)m->nv + 1, sizeof(mjtNum));
+  w->jac2 = (mjtNum*)calloc(6 * (size_t)m->nv + 1, sizeof(mjtNum));
+  w->dv = (mjtNum*)calloc((size_t)m->nv + 1, sizeof(mjtNum));
+  if (!w->jac || !w->jac2 || !w->dv) return -1;
+  return cusp_patch_work_reserve(w, 8, 64, 72);
+}
+
+void cusp_patch_work_free(cuspPatchWork* w) {
+  free(w->patch);
+  free(w->prev);
+  free(w->row_of);
+  free(w->z_of);
+  free(w->J);
+  free(w->Jr);
+  free(w->X);
+  free(w->W);
+  free(w->ub0);
+  free(w->p);
+  free(w->ub);
+  free(w->G);
+  free(w->z);
+  free(w->F);
+  free(w->lo);
+  free(w->hi);
+  free(w->mcp_work);
+  free(w->jac);
+  free(w->jac2);
+  free(w->dv);
+  memset(w, 0, sizeof(*w));
+}
+
+int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
+  if (npatch > w->cap_patch) {
+    void* a = grow(w->patch, npatch * sizeof(cuspPatch));
+    if (!a) return -1;
+    w->patch = (cuspPatch*)a;
+    a = grow(w->prev, npatch * sizeof(cuspPatch));
+    if (!a) return -1;
+    w->prev = (cuspPatch*)a;
+    a = grow(w->row_of, (npatch + 1) * sizeof(int));
+    if (!a) return -1;
+    w->row_of = (int*)a;
+    a = grow(w->z_of, (npatch + 1) * sizeof(int));
+    if (!a) return -1;
+    w->z_of = (int*)a;
+    w->cap_patch = npatch;
+  }
+  if (nrows > w->cap_rows || nz > w->cap_z) {
+    if (nrows < w->cap_rows) nrows = w->cap_rows;
+    if (nz < w->cap_z) nz = w->cap_z;
+    size_t nv = w->nv + 1;
+    mjtNum** rowbufs[3] = {&w->J, &w->Jr, &w->X};
+    for (int i = 0; i < 3; i++) {
+      void* a = grow(*rowbufs[i], (size_t)nrows * nv * sizeof(mjtNum));
+      if (!a) return -1;
+      *rowbufs[i] = (mjtNum*)a;
+    }
+    void* a = grow(w->W, (size_t)nrows * nrows * sizeof(mjtNum));
+    if (!a) return -1;
+    w->W = (mjtNum*)a;
+    mjtNum** vec[3] = {&w->ub0, &w->p, &w->ub};
+    for (int i = 0; i < 3; i++) {
+      a = grow(*vec[i], nrows * sizeof(mjtNum));
+      if (!a) return -1;
+      *vec[i] = (mjtNum*)a;
+    }
+    a = grow(w->G, (size_t)nrows * nz * sizeof(mjtNum));
+    if (!a) return -1;
+    w->G = (mjtNum*)a;
+    mjtNum** zv[4] = {&w->z, &w->F, &w->lo, &w->hi};
+    for (int i = 0; i < 4; i++) {
+      a = grow(*zv[i], nz * sizeof(mjtNum));
+      if (!a) return -1;
+      *zv[i] = (mjtNum*)a;
+    }
+    size_t bytes = cusp_mcp_worksize(nz);
+    a = grow(w->mcp_work, bytes);
+    if (!a) return -1;
+    w->mcp_work = a;
+    w->mcp_bytes = bytes;
+    w->cap_rows = nrows;
+    w->cap_z = nz;
+  }
+  return 0;
+}
+
+//---------------------------------- layout ---------------------------------------------------------
+
+static int has_torsion(const cuspPatch* p) { return p->kind == CUSP_PATCH_SURFACE; }
+static int patch_rows(const cuspPatch* p) { return p->nvert + 2 + has_torsion(p); }
+// unknowns: nvert lambda, 2 or 3 y, sigma
+static int patch_nz(const cuspPatch* p) { return patch_rows(p) + 1; }
+
+//---------------------------------- residual and Jacobian -----------------------------------------
+
+// per-patch derived quantities at z
+typedef struct Derived_ {
+  mjtNum Ln, Ls;        // N s, resultant normal impulse and its safe divisor
+  mjtNum d[2];          // m, ECP offset from the origin along t, o
+} Derived;
+
+static void derive(Derived* D, const cuspPatch* P, const mjtNum* z, mjtNum floor_impulse) {
+  mjtNum Ln = 0, mt = 0, mo = 0;
+  for (int k = 0; k < P->nvert; k++) {
+    mjtNum r[3];
+    mju_sub3(r, P->vert + 3 * k, P->origin);
+    Ln += z[k];
+    mt += z[k] * mju_dot3(r, P->frame);
+    mo += z[k] * mju_dot3(r, P->frame + 3);
+  }
+  D->Ln = Ln;
+  D->Ls = Ln > floor_impulse ? Ln : floor_impulse;
+  D->d[0] = mt / D->Ls;
+  D->d[1] = mo / D->Ls;
+}
+
+// F (nz) and, if JF != NULL, JF (nz x nz column-major) at z
+static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
+  const int nrows = w->nrows, nz = w->nz;
+  const mjtNum floor_impulse = 1e-12 * w->p_ref;
+  // row impulses p from z
+  for (int i = 0; i < w->npatch; i++) {
+    const cuspPatch* P = w->patch + i;
+    const mjtNum* zi = z + w->z_of[i];
+    mjtNum* pi = w->p + w->row_of[i];
+    Derived D;
+    derive(&D, P, zi, floor_impulse);
+    int K = P->nvert;
+    for (int k = 0; k < K; k++) pi[k] = zi[k];
+    pi[K] = P->e[0] * zi[K];
+    pi[K + 1] = P->e[1] * zi[K + 1];
+    if (has_torsion(P)) {
+      pi[K + 2] = P->e[2] * zi[K + 2] - D.d[1] * pi[K] + D.d[0] * pi[K + 1];
+    }
+  }
+  // row velocities ub = ub0 + W p
+  for (int r = 0; r < nrows; r++) {
+    mjtNum s = w->ub0[r];
+    const mjtNum* Wr = w->W + (size_t)r * nrows;
+    for (int c = 0; c < nrows; c++) s += Wr[c] * w->p[c];
+    w->ub[r] = s;
+  }
+  // residual
+  for (int i = 0; i < w->npatch; i++) {
+    const cuspPatch* P = w->patch + i;
+    const mjtNum* zi = z + w->z_of[i];
+    mjtNum* Fi = F + w->z_of[i];
+    const mjtNum* ub = w->ub + w->row_of[i];
+    Derived D;
+    derive(&D, P, zi, floor_impulse);
+    int K = P->nvert, T = has_torsion(P), ny = 2 + T;
+    for (int k = 0; k < K; k++) Fi[k] = ub[k] + w->eps_n * zi[k];
+    mjtNum u[3];
+    u[0] = ub[K] - (T ? D.d[1] * ub[K + 2] : 0);
+    u[1] = ub[K + 1] + (T ? D.d[0] * ub[K + 2] : 0);
+    u[2] = T ? ub[K + 2] : 0;
+    mjtNum sigma = zi[K + ny], ynorm = 0;
+    for (int x = 0; x < ny; x++) {
+      mjtNum y = zi[K + x];
+      Fi[K + x] = (P->mu * D.Ln * P->e[x] * u[x] + (sigma + w->eps_f) * y) / w->p_ref;
+      ynorm += y * y;
+    }
+    ynorm = sqrt(ynorm);
+    Fi[K + ny] = (P->mu * D.Ln - ynorm) / w->k_ref;
+  }
+  if (!JF) return;
+
+  // G = d ub / d z (nrows x nz, column-major): columns of W combined by dp/dz
+  memset(w->G, 0, (size_t)nrows * nz * sizeof(mjtNum));
+  for (int i = 0; i < w->npatch; i++) {
+    const cuspPatch* P = w->patch + i;
+    const mjtNum* zi = z + w->z_of[i];
+    int r0 = w->row_of[i], z0 = w->z_of[i];
+    Derived D;
+    derive(&D, P, zi, floor_impulse);
+    int K = P->nvert, T = has_torsion(P), ny = 2 + T;
+    mjtNum Lt = P->e[0] * zi[K], Lo = P->e[1] * zi[K + 1];
+    for (int j = 0; j < K + ny; j++) {
+      int rows[2], nrow = 0;
+      mjtNum coef[2];
+      if (j < K) {
+        rows[nrow] = r0 + j;
+        coef[nrow++] = 1;
+        if (T) {
+          mjtNum r[3];
+          mju_sub3(r, P->vert + 3 * j, P->origin);
+          mjtNum ddt = (mju_dot3(r, P->frame) - D.d[0]) / D.Ls;
+          mjtNum ddo = (mju_dot3(r, P->frame + 3) - D.d[1]) / D.Ls;
+          rows[nrow] = r0 + K + 2;
+          coef[nrow++] = -ddo * Lt + ddt * Lo;
+        }
+      } else if (j == K) {
+        rows[nrow] = r0 + K;
+        coef[nrow++] = P->e[0];
+        if (T) {
+          rows[nrow] = r0 + K + 2;
+          coef[nrow++] = -D.d[1] * P->e[0];
+        }
+      } else if (j == K + 1) {
+        rows[nrow] = r0 + K + 1;
+        coef[nrow++] = P->e[1];
+        if (T) {
+          rows[nrow] = r0 + K + 2;
+          coef[nrow++] = D.d[0] * P->e[1];
+        }
+      } else {
+        rows[nrow] = r0 + K + 2;
+        coef[nrow++] = P->e[2];
+      }
+      mjtNum* Gj = w->G + (size_t)(z0 + j) * nrows;
+      for (int a = 0; a < nrow; a++) {
+        const mjtNum* Wc = w->W + (size_t)rows[a] * nrows;  // W symmetric: row = column
+        for (int r = 0; r < nrows; r++) Gj[r] += coef[a] * Wc[r];
+      }
+    }
+  }
+  // JF
+  memset(JF, 0, (size_t)nz * nz * sizeof(mjtNum));
+  for (int i = 0; i < w->npatch; i++) {
+    const cuspPatch* P = w->patch + i;
+    const mjtNum* zi = z + w->z_of[i];
+    const mjtNum* ub = w->ub + w->row_of[i];
+    int r0 = w->row_of[i], z0 = w->z_of[i];
+    Derived D;
+    derive(&D, P, zi, floor_impulse);
+    int K = P->nvert, T = has_torsion(P), ny = 2 + T;
+    mjtNum u[3];
+    u[0] = ub[K] - (T ? D.d[1] * ub[K + 2] : 0);
+    u[1] = ub[K + 1] + (T ? D.d[0] * ub[K + 2] : 0);
+    u[2] = T ? ub[K + 2] : 0;
+    mjtNum sigma = zi[K + ny], ynorm = 0;
+    for (int x = 0; x < ny; x++) ynorm += zi[K + x] * zi[K + x];
+    ynorm = sqrt(ynorm);
+    for (int j = 0; j < nz; j++) {
+      const mjtNum* Gj = w->G + (size_t)j * nrows;
+      mjtNum* col = JF + (size_t)j * nz;
+      int local = j - z0;  // index of z_j inside this patch, if it belongs to it
+      int own = local >= 0 && local < K + ny + 1;
+      // normal rows
+      for (int k = 0; k < K; k++) col[z0 + k] = Gj[r0 + k] + (own && local == k ? w->eps_n : 0);
+      // derivatives of Ln and of the ECP offset with respect to z_j
+      mjtNum dLn = (own && local < K) ? 1 : 0, ddt = 0, ddo = 0;
+      if (own && local < K && T) {
+        mjtNum r[3];
+        mju_sub3(r, P->vert + 3 * local, P->origin);
+        ddt = (mju_dot3(r, P->frame) - D.d[0]) / D.Ls;
+        ddo = (mju_dot3(r, P->frame + 3) - D.d[1]) / D.Ls;
+      }
+      mjtNum du[3];
+      du[0] = Gj[r0 + K] - (T ? D.d[1] * Gj[r0 + K + 2] + ub[K + 2] * ddo : 0);
+      du[1] = Gj[r0 + K + 1] + (T ? D.d[0] * Gj[r0 + K + 2] + ub[K + 2] * ddt : 0);
+      du[2] = T ? Gj[r0 + K + 2] : 0;
+      for (int x = 0; x < ny; x++) {
+        mjtNum v = P->mu * P->e[x] * (u[x] * dLn + D.Ln * du[x]);
+        if (own && local == K + x) v += sigma + w->eps_f;
+        if (own && local == K + ny) v += zi[K + x];
+        col[z0 + K + x] = v / w->p_ref;
+      }
+      mjtNum vs = P->mu * dLn;
+      if (own && local >= K && local < K + ny && ynorm > 0) vs -= zi[local] / ynorm;
+      col[z0 + K + ny] = vs / w->k_ref;
+    }
+  }
+}
+
+static int mcp_residual(mjtNum* F, const mjtNum* z, int n, void* user) {
+  (void)n;
+  evaluate((cuspPatchWork*)user, z, F, NULL);
+  return 0;
+}
+
+static int mcp_jacobian(mjtNum* J, int ldj, const mjtNum* z, int n, void* user) {
+  cuspPatchWork* w = (cuspPatchWork*)user;
+  if (ldj != n) return -1;
+  mjtNum* F = w->F;  // scratch: the solver passes its own F buffer to the residual
+  evaluate(w, z, F, J);
+  return 0;
+}
+
+//---------------------------------- assembly --------------------------------------------------------
+
+// relative rows of patch P into J (row-major, stride nv)
+static void patch_jacobian(cuspPatchWork* w, const cuspPatch* P, const mjModel* m,
+                           const mjData* d, mjtNum* J) {
+  int nv = m->nv;
+  mjtNum* jp = w->jac;
+  mjtNum* jr = w->jac + 3 * nv;
+  mj_jac(m, d, jp, jr, P->origin, P->body[0]);
+  if (P->body[1] > 0) {
+    mjtNum* jp2 = w->jac2;
+    mjtNum* jr2 = w->jac2 + 3 * nv;
+    mj_jac(m, d, jp2, jr2, P->origin, P->body[1]);
+    for (int i = 0; i < 3 * nv; i++) {
+      jp[i] -= jp2[i];
+      jr[i] -= jr2[i];
+    }
+  }
+  const mjtNum* t = P->frame;
+  const mjtNum* o = P->frame + 3;
+  const mjtNum* n = P->frame + 6;
+  int K = P->nvert;
+  for (int k = 0; k < K; k++) {
+    mjtNum r[3], rn[3];
+    mju_sub3(r, P->vert + 3 * k, P->origin);
+    mju_cross(rn, r, n);
+    mjtNum* row = J + (size_t)k * nv;
+    for (int c = 0; c < nv; c++) {
+      row[c] = n[0] * jp[c] + n[1] * jp[nv + c] + n[2] * jp[2 * nv + c] + rn[0] * jr[c] +
+               rn[1] * jr[nv + c] + rn[2] * jr[2 * nv + c];
+    }
+  }
+  for (int c = 0; c < nv; c++) {
+    J[(size_t)K * nv + c] = t[0] * jp[c] + t[1] * jp[nv + c] + t[2] * jp[2 * nv + c];
+    J[(size_t)(K + 1) * nv + c] = o[0] * jp[c] + o[1] * jp[nv + c] + o[2] * jp[2 * nv + c];
+    if (has_torsion(P)) {
+      J[(size_t)(K + 2) * nv + c] = n[0] * jr[c] + n[1] * jr[nv + c] + n[2] * jr[2 * nv + c];
+    }
+  }
+}
+
+static int same_patch(const cuspPatch* a, const cuspPatch* b) {
+  return a->kind == b->kind && a->body[0] == b->body[0] && a->body[1] == b->body[1] &&
+         a->geom[1] == b->geom[1] && (a->kind == CUSP_PATCH_SURFACE || a->geom[0] == b->geom[0]);
+}
+
+// initial guess of patch i from last step; returns 0 (zi zeroed) if no match
+static int warm_start(cuspPatchWork* w, int i, mjtNum* zi) {
+  const cuspPatch* P = w->patch + i;
+  int K = P->nvert, ny = 2 + has_torsion(P);
+  memset(zi, 0, patch_nz(P) * sizeof(mjtNum));
+  for (int j = 0; j < w->nprev; j++) {
+    const cuspPatch* Q = w->prev + j;
+    if (!same_patch(P, Q)) continue;
+    if (Q->nvert == K) {
+      for (int k = 0; k < K; k++) zi[k] = Q->lambda[k];
+    } else {
+      for (int k = 0; k < K; k++) zi[k] = Q->Ln / K;
+    }
+    for (int x = 0; x < ny; x++) zi[K + x] = Q->e[x] > 0 ? Q->L[x] / Q->e[x] : 0;
+    zi[K + ny] = Q->sigma;
+    return 1;
+  }
+  return 0;
+}
+
+int cusp_patch_solve(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, const mjData* d,
+                     const cuspDynamics* dyn, mjtNum h) {
+  int nv = m->nv;
+  // layout
+  int nrows = 0, nz = 0;
+  for (int i = 0; i < w->npatch; i++) {
+    w->row_of[i] = nrows;
+    w->z_of[i] = nz;
+    nrows += patch_rows(w->patch + i);
+    nz += patch_nz(w->patch + i);
+  }
+  if (cusp_patch_work_reserve(w, w->npatch, nrows, nz)) return CUSP_LCP_NUMERICAL;
+  w->nrows = nrows;
+  w->nz = nz;
+  mju_zero(w->dv, nv);
+  if (!w->npatch) {
+    w->nprev = 0;
+    return 0;
+  }
+
+  // rows, free velocities and gap terms
+  for (int i = 0; i < w->npatch; i++) {
+    const cuspPatch* P = w->patch + i;
+    mjtNum* J = w->J + (size_t)w->row_of[i] * nv;
+    patch_jacobian(w, P, m, d, J);
+    for (int r = 0; r < patch_rows(P); r++) {
+      mjtNum vfree = mju_dot(J + (size_t)r * nv, d->qvel, nv);
+      if (r < P->nvert) {
+        mjtNum g = P->gap[r];          // at q*
+        mjtNum g0 = g - h * vfree;     // at the start of the step
+        vfree = g0 >= 0 ? g / h : vfree + cfg->gap_alpha * g0 / h;
+      }
+      w->ub0[w->row_of[i] + r] = vfree;
+    }
+  }
+  // Delassus W = Jr Mr^-1 Jr^T and X = Mr^-1 Jr^T (rows)
+  int nr = dyn->nr;
+  cusp_dynamics_reduce(w->Jr, dyn, w->J, nrows);
+  for (int r = 0; r < nrows; r++) cusp_dynamics_solve(w->X + (size_t)r * nr, dyn, w->Jr + (size_t)r * nr);
+  mjtNum diag = 0;
+  int ndiag = 0;
+  for (int a = 0; a < nrows; a++) {
+    for (int b = a; b < nrows; b++) {
+      mjtNum s = 0;
+      const mjtNum* ja = w->Jr + (size_t)a * nr;
+      const mjtNum* xb = w->X + (size_t)b * nr;
+      for (int c = 0; c < nr; c++) s += ja[c] * xb[c];
+      w->W[(size_t)a * nrows + b] = s;
+      w->W[(size_t)b * nrows + a] = s;
+    }
+  }
+  for (int i = 0; i < w->npatch; i++) {
+    for (int k = 0; k < w->patch[i].nvert; k++) {
+      int r = w->row_of[i] + k;
+      diag += w->W[(size_t)r * nrows + r];
+      ndiag++;
+    }
+  }
+  diag = ndiag && diag > 0 ? diag / ndiag : 1;
+  mjtNum gravity = mju_norm3(m->opt.gravity);
+  w->k_ref = 1 / diag;
+  w->p_ref = w->k_ref * fmax(gravity * h, 1e-4);
+  w->eps_n = 1e-9 * diag;
+  w->eps_f = 1e-8;
+
+  // bounds and warm start
+  for (int i = 0; i < w->npatch; i++) {
+    const cuspPatch* P = w->patch + i;
+    int z0 = w->z_of[i], K = P->nvert, ny = 2 + has_torsion(P);
+    for (int k = 0; k < K; k++) {
+      w->lo[z0 + k] = 0;
+      w->hi[z0 + k] = INFINITY;
+    }
+    for (int x = 0; x < ny; x++) {
+      w->lo[z0 + K + x] = -INFINITY;
+      w->hi[z0 + K + x] = INFINITY;
+    }
+    w->lo[z0 + K + ny] = 0;
+    w->hi[z0 + K + ny] = INFINITY;
+    if (!cfg->warm_start || !warm_start(w, i, w->z + z0)) {
+      // cold start away from the kink z = 0 of the break case: the weight-scale impulse spread
+      // over the vertices
+      mju_zero(w->z + z0, patch_nz(P));
+      for (int k = 0; k < K; k++) w->z[z0 + k] = w->p_ref / K;
+    }
+  }
+
+  cuspMcpProblem prob = {nz, w->lo, w->hi, mcp_residual, mcp_jacobian, w};
+  cuspMcpOptions opt = cusp_mcp_default_options();
+  opt.tol = cfg->tolerance;
+  opt.max_iter = cfg->max_iterations;
+  opt.warm_start = 1;
+  // the solver's F buffer must differ from w->F (used as scratch by the Jacobian callback)
+  cuspLcpStatus status = cusp_mcp_fbnewton(w->z, NULL, &w->info, &prob, &opt, w->mcp_work,
+                                           w->mcp_bytes);
+  w->solves++;
+  if (status != CUSP_LCP_SOLVED) w->failures++;
+
+  // results: evaluate once more at the returned z to get p and ub
+  evaluate(w, w->z, w->F, NULL);
+  mjtNum floor_impulse = 1e-12 * w->p_ref;
+  for (int i = 0; i < w->npatch; i++) {
+    cuspPatch* P = w->patch + i;
+    const mjtNum* zi = w->z + w->z_of[i];
+    int K = P->nvert, ny = 2 + has_torsion(P);
+    Derived D;
+    derive(&D, P, zi, floor_impulse);
+    for (int k = 0; k < K; k++) P->lambda[k] = zi[k];
+    P->Ln = D.Ln;
+    P->L[2] = 0;
+    mjtNum y2 = 0;
+    for (int x = 0; x < ny; x++) {
+      P->L[x] = P->e[x] * zi[K + x];
+      y2 += zi[K + x] * zi[K + x];
+    }
+    P->sigma = zi[K + ny];
+    for (int j = 0; j < 3; j++) {
+      P->ecp[j] = P->origin[j] + D.d[0] * P->frame[j] + D.d[1] * P->frame[3 + j];
+    }
+    mjtNum cap = P->mu * D.Ln;
+    if (cap > 0) {
+      P->s = y2 / (cap * cap);
+      P->rho_t = sqrt(zi[K] * zi[K] + zi[K + 1] * zi[K + 1]) / cap;
+      P->rho_r = ny == 3 ? fabs(zi[K + 2]) / cap : 0;
+    } else {
+      P->s = P->rho_t = P->rho_r = 0;
+    }
+    if (D.Ln <= cfg->break_impulse) P->mode = CUSP_MODE_BREAK;
+    else if (P->s >= 1 - 1e-6) P->mode = CUSP_MODE_SLIDE;
+    else P->mode = CUSP_MODE_STICK;
+  }
+  // dv = N Mr^-1 Jr^T p = N sum_r p_r X_r
+  mjtNum* du = w->jac;  // (nr) scratch
+  mju_zero(du, nr);
+  for (int r = 0; r < nrows; r++) mju_addToScl(du, w->X + (size_t)r * nr, w->p[r], nr);
+  cusp_dynamics_expand(w->dv, dyn, du);
+  // keep this step's patches for the next warm start
+  memcpy(w->prev, w->patch, w->npatch * sizeof(cuspPatch));
+  w->nprev = w->npatch;
+  return status;
+}
+
+void cusp_patch_apply(const cuspPatchWork* w, const mjModel* m, mjData* d, mjtNum h) {
+  mju_addTo(d->qvel, w->dv, m->nv);
+  mj_integratePos(m, d->qpos, w->dv, h);
+}
