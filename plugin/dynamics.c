@@ -58,20 +58,20 @@ static void effective_inertia(mjtNum* Meff, const mjModel* m, const mjData* d) {
   int damper = !(m->opt.disableflags & mjDSBL_DAMPER);
   int implicit = m->opt.integrator == mjINT_IMPLICITFAST || m->opt.integrator == mjINT_IMPLICIT;
   int euler_damp = m->opt.integrator == mjINT_EULER && !(m->opt.disableflags & mjDSBL_EULERDAMP);
+  if (implicit) damper = 1;  // qDeriv also holds actuator terms
   if (!damper || !(implicit || euler_damp)) return;
-  for (int i = 0; i < nv; i++) Meff[i * nv + i] += h * m->dof_damping[i];
-  if (!implicit) return;
-  // implicit integrators also treat tendon damping implicitly: + h b J^T J (J sparse, time t)
-  for (int t = 0; t < m->ntendon; t++) {
-    mjtNum b = m->tendon_damping[t];
-    if (b <= 0) continue;
-    int adr = m->ten_J_rowadr[t], nnz = m->ten_J_rownnz[t];
-    for (int a = 0; a < nnz; a++) {
-      int i = m->ten_J_colind[adr + a];
-      for (int c = 0; c < nnz; c++) {
-        int j = m->ten_J_colind[adr + c];
-        Meff[i * nv + j] += h * b * d->ten_J[adr + a] * d->ten_J[adr + c];
-      }
+  if (!implicit) {
+    for (int i = 0; i < nv; i++) Meff[i * nv + i] += h * m->dof_damping[i];
+    return;
+  }
+  // implicit integrators factor M - h qDeriv (qDeriv: d(passive + actuator - bias)/dqvel at time
+  // t, all damping and actuator velocity terms); symmetrised so that it has a Cholesky factor
+  for (int i = 0; i < nv; i++) {
+    int adr = m->D_rowadr[i];
+    for (int k = 0; k < m->D_rownnz[i]; k++) {
+      int j = m->D_colind[adr + k];
+      Meff[i * nv + j] -= 0.5 * h * d->qDeriv[adr + k];
+      Meff[j * nv + i] -= 0.5 * h * d->qDeriv[adr + k];
     }
   }
 }

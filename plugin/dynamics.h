@@ -1,7 +1,7 @@
 // The dynamics a contact correction acts through (design.md section 2):
 //   effective inertia  Meff = the matrix MuJoCo's integrator used for the free step
-//                      (Euler: M + h diag(dof_damping); implicitfast/implicit: M + h (dof damping
-//                      + tendon damping J^T b J); RK4: M), M taken at time t as the integrator did;
+//                      (Euler: M + h diag(dof_damping); implicitfast/implicit: M - h qDeriv, the
+//                      matrix MuJoCo factors, symmetrised; RK4: M), at time t as the integrator did;
 //   active equality constraints E dv = 0 condensed: dv = N du with N (nv x nr) an orthonormal
 //                      basis of null(E), so a correction never breaks e.g. the PCC joint ties;
 //   reduced inertia    Mr = N^T Meff N = L L^T (nr x nr).
