@@ -11,6 +11,7 @@
 #include "instance.h"
 #include "patch.h"  // patch contact (issue 6)
 #include "lcp.h"
+#include "visualize.h"
 
 int cusp_check_version(int library_version, int header_version, char* msg, int msg_sz) {
   if (library_version == header_version) return 0;
@@ -97,6 +98,15 @@ static void cusp_advance(const mjModel* m, mjData* d, int instance) {
   }
 }
 
+static void cusp_visualize(const mjModel* m, mjData* d, const mjvOption* opt, mjvScene* scn,
+                           int instance) {
+  (void)opt;
+  const cuspInstance* inst = get_instance(d, instance);
+  if (!inst || !inst->cfg.visualize) return;
+  cusp_visualize_contacts(scn, inst->work.contacts, inst->work.ncontact, m->opt.timestep,
+                          inst->cfg.force_scale);
+}
+
 //---------------------------------- registration ---------------------------------------------------
 
 mjPLUGIN_LIB_INIT(cusp) {
@@ -121,5 +131,6 @@ mjPLUGIN_LIB_INIT(cusp) {
   plugin.reset = cusp_reset;
   plugin.compute = cusp_compute;
   plugin.advance = cusp_advance;
+  plugin.visualize = cusp_visualize;
   mjp_registerPlugin(&plugin);
 }

@@ -10,6 +10,7 @@
 
 extern "C" {
 #include "instance.h"
+#include "visualize.h"
 }
 
 namespace {
@@ -219,6 +220,45 @@ TEST(DiskContact, DeterministicAcrossRunsAndThreads) {
   th2.join();
   EXPECT_EQ(std::memcmp(a.data(), t1.data(), a.size() * sizeof(mjtNum)), 0);
   EXPECT_EQ(std::memcmp(a.data(), t2.data(), a.size() * sizeof(mjtNum)), 0);
+  mj_deleteModel(m);
+}
+
+}  // namespace
+
+namespace {
+
+int CountMarkers(const mjModel* m, mjData* d, int mode) {
+  mjvScene scn;
+  mjv_defaultScene(&scn);
+  mjv_makeScene(m, &scn, 1000);
+  mjvOption opt;
+  mjv_defaultOption(&opt);
+  mjvCamera cam;
+  mjv_defaultCamera(&cam);
+  mjv_updateScene(m, d, &opt, nullptr, &cam, mjCAT_ALL, &scn);
+  float rgba[4];
+  cusp_mode_rgba(rgba, mode);
+  int count = 0;
+  for (int i = 0; i < scn.ngeom; i++) {
+    const mjvGeom* g = scn.geoms + i;
+    if (g->type == mjGEOM_SPHERE && g->rgba[0] == rgba[0] && g->rgba[1] == rgba[1] &&
+        g->rgba[2] == rgba[2]) {
+      count++;
+    }
+  }
+  mjv_freeScene(&scn);
+  return count;
+}
+
+TEST(DiskContactView, MarkersColouredByModeAndSwitchable) {
+  mjModel* m = Load(Puck(0, 0.5));
+  mjData* d = mj_makeData(m);
+  for (int i = 0; i < 300; i++) mj_step(m, d);
+  EXPECT_EQ(CountMarkers(m, d, CUSP_MODE_STICK), 3);  // three resting rim points, sticking
+  EXPECT_EQ(CountMarkers(m, d, CUSP_MODE_SLIDE), 0);
+  ((cuspInstance*)d->plugin_data[0])->cfg.visualize = 0;
+  EXPECT_EQ(CountMarkers(m, d, CUSP_MODE_STICK), 0);
+  mj_deleteData(d);
   mj_deleteModel(m);
 }
 
