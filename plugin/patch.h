@@ -7,16 +7,17 @@
 // semismooth FB Newton solver of plugin/solver/mcp.h):
 //   unknowns per patch   lambda_k >= 0 (k < nvert, N s): normal impulse at vertex k;
 //                        y = (Lt/et, Lo/eo, Lr/er) free (N s): scaled friction wrench;
-//                        sigma >= 0 (m/s): multiplier of the limit surface;
+//                        (no multiplier: max dissipation is written as a projection);
 //   resultant            Ln = sum lambda_k, ECP c = sum lambda_k v_k / Ln (a convex combination of
 //                        the patch vertices, hence inside the patch: the centre of pressure);
 //   non-penetration      0 <= lambda_k  _|_  vn_k(dv) + rhs_k >= 0 at every vertex, where
 //                        vn_k(dv) is the normal velocity change and rhs_k the gap term below;
 //   maximum dissipation  with u = (vt, vo, wn) the sliding velocity at the ECP and the spin about n
 //                        after the correction, u~ = (et vt, eo vo, er wn):
-//                          mu Ln u~ + sigma y = 0,   0 <= sigma _|_ mu Ln - |y| >= 0;
-//                        i.e. u = -s' (L_x / e_x^2) with s' >= 0 (the KKT of max -L.u on the
-//                        ellipsoid), stick when sigma = 0, slide on the ellipsoid when sigma > 0.
+//                          y = P(y - r u~), P the projection onto the ball |y| <= mu Ln,
+//                        r = 1/mean(W_nn) (kg); equivalent to Unicomp (27-30): u~ = -s' y with
+//                        s' >= 0 _|_ mu Ln - |y| >= 0, i.e. u = -s' L_x / e_x^2 (the KKT of
+//                        max -L.u on the ellipsoid): stick inside, slide on the boundary.
 //   gap term             gap g* measured at q*; start-of-step gap g0 = g* - h vn*_k:
 //                          g0 >= 0: rhs = g* / h (the vertex may close the gap, never cross it)
 //                          g0 <  0: rhs = vn*_k + gap_alpha g0 / h (push out gently)
@@ -47,6 +48,7 @@ typedef enum cuspPatchKind_ {
 
 typedef struct cuspPatch_ {
   int kind;                 // cuspPatchKind
+  int torsion;              // 1: torsional friction row (patches with >= 2 vertices)
   int body[2];              // body[0]: the registered body; body[1]: the support (0: world)
   int geom[2];              // geom[0]: a geom of body[0] in the patch; geom[1]: the support geom
   int source;               // index into the caller's point contacts, -1 if detected here
@@ -61,7 +63,7 @@ typedef struct cuspPatch_ {
   mjtNum lambda[CUSP_PATCH_MAXVERT];    // N s, vertex normal impulses
   mjtNum Ln;                // N s, resultant normal impulse
   mjtNum L[3];              // N s, N s, N m s: Lt, Lo, Lr at the ECP
-  mjtNum sigma;             // m/s, limit-surface multiplier (> 0 while sliding)
+  mjtNum sigma;             // m/s, slip speed |u~| at the ECP after the correction
   mjtNum ecp[3];            // m, equivalent contact point (world)
   mjtNum s;                 // saturation sum (L_x/e_x)^2 / (mu Ln)^2 (Unicomp 48)
   mjtNum rho_t, rho_r;      // tangential and torsional saturations (Unicomp 49)
@@ -98,7 +100,7 @@ typedef struct cuspPatchWork_ {
   mjtNum p_ref;             // N s, impulse scale of the residual rows
   mjtNum k_ref;             // kg, inertia scale
   mjtNum eps_n;             // 1/kg, normal regularisation
-  mjtNum eps_f;             // m/s, friction regularisation (creep bound while sticking)
+  mjtNum eps_f;             // m/s, unused (kept for the layout)
   cuspMcpInfo info;         // last solve
   int solves, failures;
 } cuspPatchWork;

@@ -10,7 +10,8 @@
 #define CUSP_MAXCAND 160        // candidate points per patch before reduction
 #define CUSP_NRIM 8             // rim samples per cylinder cap
 #define CUSP_FEATURE_TOL 2e-4   // m, points this close to the deepest one form the support feature
-#define CUSP_ER_MIN 1e-5        // m, smallest er (a point patch: almost no torsional friction)
+#define CUSP_ER_MIN 1e-3        // m, smallest er: a corner or edge-end touching has a small but
+                                // finite area; smaller er makes the torsion row ill-conditioned
 
 //---------------------------------- small geometry ------------------------------------------------
 
@@ -568,6 +569,7 @@ static int surface_patch(cuspPatchWork* w, const cuspConfig* cfg, const mjModel*
     p->frame[6 + j] = S->n[j];
   }
   p->nvert = nv;
+  p->torsion = nv >= 2;  // one vertex: a point, the ECP is fixed, no torsional friction
   mjtNum mean[3] = {0, 0, 0};
   for (int i = 0; i < nv; i++) {
     for (int j = 0; j < 3; j++) {

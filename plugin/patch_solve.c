@@ -2,6 +2,7 @@
 // through the shared dynamics (dynamics.h), the MCP residual and its Jacobian, the solve, the
 // results (Ln, L, ECP, saturations, mode) and the velocity correction.
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,10 +106,10 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
 
 //---------------------------------- layout ---------------------------------------------------------
 
-static int has_torsion(const cuspPatch* p) { return p->kind == CUSP_PATCH_SURFACE; }
+static int has_torsion(const cuspPatch* p) { return p->torsion; }
 static int patch_rows(const cuspPatch* p) { return p->nvert + 2 + has_torsion(p); }
-// unknowns: nvert lambda, 2 or 3 y, sigma
-static int patch_nz(const cuspPatch* p) { return patch_rows(p) + 1; }
+// unknowns: nvert lambda, 2 or 3 y (the friction residual is a projection, no multiplier)
+static int patch_nz(const cuspPatch* p) { return patch_rows(p); }
 
 //---------------------------------- residual and Jacobian -----------------------------------------
 
@@ -173,14 +174,15 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
     u[0] = ub[K] - (T ? D.d[1] * ub[K + 2] : 0);
     u[1] = ub[K + 1] + (T ? D.d[0] * ub[K + 2] : 0);
     u[2] = T ? ub[K + 2] : 0;
-    mjtNum sigma = zi[K + ny], ynorm = 0;
+    // y = P(y - r u~) onto the ball |y| <= mu Ln (Alart-Curnier style natural map, r = k_ref)
+    mjtNum q[3], qn = 0, rho = P->mu * D.Ln > 0 ? P->mu * D.Ln : 0;
     for (int x = 0; x < ny; x++) {
-      mjtNum y = zi[K + x];
-      Fi[K + x] = (P->mu * D.Ln * P->e[x] * u[x] + (sigma + w->eps_f) * y) / w->p_ref;
-      ynorm += y * y;
+      q[x] = zi[K + x] - w->k_ref * P->e[x] * u[x];
+      qn += q[x] * q[x];
     }
-    ynorm = sqrt(ynorm);
-    Fi[K + ny] = (P->mu * D.Ln - ynorm) / w->k_ref;
+    qn = sqrt(qn);
+    mjtNum scale = qn > rho ? (qn > 0 ? rho / qn : 0) : 1;
+    for (int x = 0; x < ny; x++) Fi[K + x] = (zi[K + x] - scale * q[x]) / w->k_ref;
   }
   if (!JF) return;
 
@@ -247,14 +249,20 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
     u[0] = ub[K] - (T ? D.d[1] * ub[K + 2] : 0);
     u[1] = ub[K + 1] + (T ? D.d[0] * ub[K + 2] : 0);
     u[2] = T ? ub[K + 2] : 0;
-    mjtNum sigma = zi[K + ny], ynorm = 0;
-    for (int x = 0; x < ny; x++) ynorm += zi[K + x] * zi[K + x];
-    ynorm = sqrt(ynorm);
+    mjtNum q[3], qn = 0, rho = P->mu * D.Ln > 0 ? P->mu * D.Ln : 0;
+    for (int x = 0; x < ny; x++) {
+      q[x] = zi[K + x] - w->k_ref * P->e[x] * u[x];
+      qn += q[x] * q[x];
+    }
+    qn = sqrt(qn);
+    int outside = qn > rho;
+    mjtNum qh[3] = {0, 0, 0};
+    for (int x = 0; x < ny && qn > 0; x++) qh[x] = q[x] / qn;
     for (int j = 0; j < nz; j++) {
       const mjtNum* Gj = w->G + (size_t)j * nrows;
       mjtNum* col = JF + (size_t)j * nz;
       int local = j - z0;  // index of z_j inside this patch, if it belongs to it
-      int own = local >= 0 && local < K + ny + 1;
+      int own = local >= 0 && local < K + ny;
       // normal rows
       for (int k = 0; k < K; k++) col[z0 + k] = Gj[r0 + k] + (own && local == k ? w->eps_n : 0);
       // derivatives of Ln and of the ECP offset with respect to z_j
@@ -269,15 +277,17 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
       du[0] = Gj[r0 + K] - (T ? D.d[1] * Gj[r0 + K + 2] + ub[K + 2] * ddo : 0);
       du[1] = Gj[r0 + K + 1] + (T ? D.d[0] * Gj[r0 + K + 2] + ub[K + 2] * ddt : 0);
       du[2] = T ? Gj[r0 + K + 2] : 0;
+      mjtNum dq[3], qdq = 0;
       for (int x = 0; x < ny; x++) {
-        mjtNum v = P->mu * P->e[x] * (u[x] * dLn + D.Ln * du[x]);
-        if (own && local == K + x) v += sigma + w->eps_f;
-        if (own && local == K + ny) v += zi[K + x];
-        col[z0 + K + x] = v / w->p_ref;
+        dq[x] = (own && local == K + x ? 1 : 0) - w->k_ref * P->e[x] * du[x];
+        qdq += qh[x] * dq[x];
       }
-      mjtNum vs = P->mu * dLn;
-      if (own && local >= K && local < K + ny && ynorm > 0) vs -= zi[local] / ynorm;
-      col[z0 + K + ny] = vs / w->k_ref;
+      mjtNum drho = rho > 0 ? P->mu * dLn : 0;
+      for (int x = 0; x < ny; x++) {
+        mjtNum dP = outside ? (qn > 0 ? rho / qn : 0) * (dq[x] - qh[x] * qdq) + qh[x] * drho
+                            : dq[x];
+        col[z0 + K + x] = ((own && local == K + x ? 1 : 0) - dP) / w->k_ref;
+      }
     }
   }
 }
@@ -356,7 +366,6 @@ static int warm_start(cuspPatchWork* w, int i, mjtNum* zi) {
       for (int k = 0; k < K; k++) zi[k] = Q->Ln / K;
     }
     for (int x = 0; x < ny; x++) zi[K + x] = Q->e[x] > 0 ? Q->L[x] / Q->e[x] : 0;
-    zi[K + ny] = Q->sigma;
     return 1;
   }
   return 0;
@@ -439,8 +448,6 @@ int cusp_patch_solve(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, 
       w->lo[z0 + K + x] = -INFINITY;
       w->hi[z0 + K + x] = INFINITY;
     }
-    w->lo[z0 + K + ny] = 0;
-    w->hi[z0 + K + ny] = INFINITY;
     if (!cfg->warm_start || !warm_start(w, i, w->z + z0)) {
       // cold start away from the kink z = 0 of the break case: the weight-scale impulse spread
       // over the vertices
@@ -459,6 +466,32 @@ int cusp_patch_solve(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, 
                                            w->mcp_bytes);
   w->solves++;
   if (status != CUSP_LCP_SOLVED) w->failures++;
+#ifdef CUSP_PATCH_DEBUG
+  if (status != CUSP_LCP_SOLVED) {
+    printf("FAIL nz %d res %g merit %g it %d lm %d\n", nz, w->info.residual, w->info.merit, w->info.iterations, w->info.lm_steps);
+    {
+      static mjtNum JA[4000], F0[60], F1[60], zz[60];
+      evaluate(w, w->z, F0, JA);
+      mjtNum worst = 0;
+      for (int j = 0; j < nz; j++) {
+        memcpy(zz, w->z, nz * sizeof(mjtNum));
+        mjtNum hh = 1e-7 * (fabs(zz[j]) + 1e-4);
+        zz[j] += hh;
+        evaluate(w, zz, F1, NULL);
+        for (int i = 0; i < nz; i++) {
+          mjtNum fd = (F1[i] - F0[i]) / hh, an = JA[i + j * nz];
+          if (fabs(fd - an) > 1e-4 * (fabs(fd) + fabs(an)) + 1e-9) printf("  J(%d,%d) an %g fd %g\n", i, j, an, fd);
+          if (fabs(fd - an) > worst) worst = fabs(fd - an);
+        }
+      }
+      printf("  jac worst %g\n", worst);
+    }
+    evaluate(w, w->z, w->F, NULL);
+    for (int i = 0; i < nz; i++) printf("  z %g lo %g F %g\n", w->z[i], w->lo[i], w->F[i]);
+    for (int i = 0; i < w->npatch; i++) { printf(" patch kind %d nvert %d e %g %g %g mu %g\n", w->patch[i].kind, w->patch[i].nvert, w->patch[i].e[0], w->patch[i].e[1], w->patch[i].e[2], w->patch[i].mu);
+      for (int k = 0; k < w->patch[i].nvert; k++) printf("   gap %g ub0 %g\n", w->patch[i].gap[k], w->ub0[w->row_of[i]+k]); }
+  }
+#endif
 
   // results: evaluate once more at the returned z to get p and ub
   evaluate(w, w->z, w->F, NULL);
@@ -477,7 +510,13 @@ int cusp_patch_solve(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, 
       P->L[x] = P->e[x] * zi[K + x];
       y2 += zi[K + x] * zi[K + x];
     }
-    P->sigma = zi[K + ny];
+    {
+      const mjtNum* ub = w->ub + w->row_of[i];
+      mjtNum u0 = ub[K] - (ny == 3 ? D.d[1] * ub[K + 2] : 0);
+      mjtNum u1 = ub[K + 1] + (ny == 3 ? D.d[0] * ub[K + 2] : 0);
+      mjtNum u2 = ny == 3 ? P->e[2] * ub[K + 2] : 0;
+      P->sigma = sqrt(u0 * u0 + u1 * u1 + u2 * u2);  // m/s, slip speed |u~| at the ECP
+    }
     for (int j = 0; j < 3; j++) {
       P->ecp[j] = P->origin[j] + D.d[0] * P->frame[j] + D.d[1] * P->frame[3 + j];
     }
