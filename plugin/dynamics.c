@@ -210,3 +210,19 @@ void cusp_dynamics_expand(mjtNum* dv, const cuspDynamics* dyn, const mjtNum* du)
   }
   cusp_dgemv(dv, 'N', dyn->N, du, 1, 0, dyn->nv, dyn->nr, dyn->nv);
 }
+
+void cusp_dynamics_project(mjtNum* dv, const cuspDynamics* dyn, const mjtNum* v) {
+  int nv = dyn->nv, nr = dyn->nr;
+  if (dyn->identity) {
+    mju_zero(dv, nv);
+    return;
+  }
+  // u = Mr^-1 N^T Meff v, v_proj = N u, dv = v_proj - v (Meff-orthogonal projection onto null(E))
+  mjtNum* meff_v = dyn->scratch;        // (nv)
+  mjtNum* u = dyn->scratch + nv;        // (nv >= nr)
+  cusp_dgemv(meff_v, 'N', dyn->Meff, v, 1, 0, nv, nv, nv);
+  cusp_dgemv(u, 'T', dyn->N, meff_v, 1, 0, nv, nr, nv);
+  cusp_dynamics_solve(u, dyn, u);
+  cusp_dynamics_expand(dv, dyn, u);
+  mju_subFrom(dv, v, nv);
+}

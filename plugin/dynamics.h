@@ -47,6 +47,13 @@ void cusp_dynamics_solve(mjtNum* du, const cuspDynamics* dyn, const mjtNum* g);
 // dv (nv) := N du.
 void cusp_dynamics_expand(mjtNum* dv, const cuspDynamics* dyn, const mjtNum* du);
 
+// dv (nv) := P v - v, where P v is the Meff-orthogonal projection of v onto null(E): the smallest
+// (in kinetic-energy metric) change that makes the equality velocities E v zero. Removing that
+// drift before a contact correction keeps the correction dissipative: otherwise the bilateral
+// impulses that hold E dv = 0 work against E v* != 0 (MuJoCo's equalities are soft) and, with the
+// large implicit tendon damping of PCC chambers, inject energy. Zero when no equality is active.
+void cusp_dynamics_project(mjtNum* dv, const cuspDynamics* dyn, const mjtNum* v);
+
 #ifdef __cplusplus
 }
 #endif

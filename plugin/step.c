@@ -268,6 +268,12 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
     state[CUSP_STATE_SOLVER_FAILURES] += 1;
     return -1;
   }
+  // equality drift of the free velocity removed first (see cusp_dynamics_project), so that the
+  // contact correction below only dissipates; positions stay at q* (the gaps were measured there)
+  if (!w->dyn.identity) {
+    cusp_dynamics_project(w->dv, &w->dyn, d->qvel);
+    mju_addTo(d->qvel, w->dv, nv);
+  }
   assemble(w, m, d, cfg);
 
   // 6. condition and solve
