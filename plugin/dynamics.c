@@ -55,15 +55,14 @@ static void effective_inertia(mjtNum* Meff, const mjModel* m, const mjData* d) {
   int nv = m->nv;
   mj_fullM(m, d, Meff);
   mjtNum h = m->opt.timestep;
-  int damper = !(m->opt.disableflags & mjDSBL_DAMPER);
-  int implicit = m->opt.integrator == mjINT_IMPLICITFAST || m->opt.integrator == mjINT_IMPLICIT;
-  int euler_damp = m->opt.integrator == mjINT_EULER && !(m->opt.disableflags & mjDSBL_EULERDAMP);
-  if (implicit) damper = 1;  // qDeriv also holds actuator terms
-  if (!damper || !(implicit || euler_damp)) return;
-  if (!implicit) {
-    for (int i = 0; i < nv; i++) Meff[i * nv + i] += h * m->dof_damping[i];
+  if (m->opt.integrator == mjINT_EULER) {
+    // Euler treats only joint damping implicitly, unless disabled
+    if (!(m->opt.disableflags & (mjDSBL_DAMPER | mjDSBL_EULERDAMP))) {
+      for (int i = 0; i < nv; i++) Meff[i * nv + i] += h * m->dof_damping[i];
+    }
     return;
   }
+  if (m->opt.integrator != mjINT_IMPLICITFAST && m->opt.integrator != mjINT_IMPLICIT) return;
   // implicit integrators factor M - h qDeriv (qDeriv: d(passive + actuator - bias)/dqvel at time
   // t, all damping and actuator velocity terms); symmetrised so that it has a Cholesky factor
   for (int i = 0; i < nv; i++) {
@@ -100,13 +99,12 @@ static int null_space(mjtNum* N, const mjtNum* E, int ne, int nv, mjtNum* work) 
   mjtNum* Q = work;                  // (ne x nv) orthonormal rows spanning row(E)
   mjtNum* R = work + (size_t)ne * nv;  // (nv x nv) column j: residual of e_j
   mjtNum* norms = R + (size_t)nv * nv; // (nv)
-  memcpy(Q, E, (size_t)ne * nv * sizeof(mjtNum));
   mjtNum scale = 0;
   for (int i = 0; i < ne * nv; i++) scale = fmax(scale, fabs(E[i]));
   int k = 0;
   for (int i = 0; i < ne; i++) {
     mjtNum* row = Q + (size_t)k * nv;
-    if (row != E + (size_t)i * nv) memcpy(row, E + (size_t)i * nv, nv * sizeof(mjtNum));
+    memcpy(row, E + (size_t)i * nv, nv * sizeof(mjtNum));
     for (int pass = 0; pass < 2; pass++) {
       for (int j = 0; j < k; j++) {
         mjtNum dot = mju_dot(row, Q + (size_t)j * nv, nv);
@@ -168,10 +166,7 @@ int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d) {
     memcpy(dyn->E, dyn->scratch, (size_t)ne * nv * sizeof(mjtNum));
     dyn->ne = ne;
     dyn->nr = null_space(dyn->N, dyn->E, ne, nv, dyn->scratch);
-    dyn->identity = dyn->nr == nv;
-    if (dyn->identity) {  // the rows were all zero: N = I
-      dyn->nr = nv;
-    }
+    dyn->identity = dyn->nr == nv;  // the rows were all zero: N = I
     dyn->basis_updates++;
   }
   int nr = dyn->nr;

@@ -308,6 +308,7 @@ static mjtNum seg_int(const mjtNum* a, const mjtNum* b, const mjtNum* C) {
 // integral of |x - C| over it
 typedef struct Region_ {
   int dim;             // 2 area, 1 segment, 0 point
+  int seg[2];          // for a segment: its two end points (the farthest pair)
   mjtNum measure, moment[2];
 } Region;
 
@@ -340,6 +341,8 @@ static void region_measure(Region* r, const mjtNum* p, int n) {
   }
   if (best > 1e-9) {
     r->dim = 1;
+    r->seg[0] = ia;
+    r->seg[1] = ib;
     r->measure = best;
     r->moment[0] = best * 0.5 * (p[2 * ia] + p[2 * ib]);
     r->moment[1] = best * 0.5 * (p[2 * ia + 1] + p[2 * ib + 1]);
@@ -365,17 +368,7 @@ static mjtNum region_absint(const Region* r, const mjtNum* p, int n, const mjtNu
     }
     return area >= 0 ? sum : -sum;
   }
-  if (r->dim == 1) {
-    mjtNum best = 0;
-    int ia = 0, ib = 0;
-    for (int i = 0; i < n; i++) {
-      for (int j = i + 1; j < n; j++) {
-        mjtNum dd = hypot(p[2 * i] - p[2 * j], p[2 * i + 1] - p[2 * j + 1]);
-        if (dd > best) { best = dd; ia = i; ib = j; }
-      }
-    }
-    return seg_int(p + 2 * ia, p + 2 * ib, C);
-  }
+  if (r->dim == 1) return seg_int(p + 2 * r->seg[0], p + 2 * r->seg[1], C);
   return hypot(p[0] - C[0], p[1] - C[1]);
 }
 

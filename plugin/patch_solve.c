@@ -135,6 +135,26 @@ static void derive(Derived* D, const cuspPatch* P, const mjtNum* z, mjtNum floor
 }
 
 // F (nz) and, if JF != NULL, JF (nz x nz column-major) at z
+// Argument of the limit-surface projection for patch P: q = y - k_ref e * u~ (ny entries), with
+// u~ the sliding velocity and spin at the ECP from the row velocities ub; returns |q|, and the
+// ball radius mu Ln in *rho.
+static mjtNum projection_argument(mjtNum q[3], mjtNum* rho, const cuspPatchWork* w,
+                                  const cuspPatch* P, const Derived* D, const mjtNum* zi,
+                                  const mjtNum* ub) {
+  int K = P->nvert, T = has_torsion(P), ny = 2 + T;
+  mjtNum u[3];
+  u[0] = ub[K] - (T ? D->d[1] * ub[K + 2] : 0);
+  u[1] = ub[K + 1] + (T ? D->d[0] * ub[K + 2] : 0);
+  u[2] = T ? ub[K + 2] : 0;
+  *rho = P->mu * D->Ln > 0 ? P->mu * D->Ln : 0;
+  mjtNum qn = 0;
+  for (int x = 0; x < ny; x++) {
+    q[x] = zi[K + x] - w->k_ref * P->e[x] * u[x];
+    qn += q[x] * q[x];
+  }
+  return sqrt(qn);
+}
+
 static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
   const int nrows = w->nrows, nz = w->nz;
   const mjtNum floor_impulse = 1e-12 * w->p_ref;
@@ -170,17 +190,9 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
     derive(&D, P, zi, floor_impulse);
     int K = P->nvert, T = has_torsion(P), ny = 2 + T;
     for (int k = 0; k < K; k++) Fi[k] = ub[k] + w->eps_n * zi[k];
-    mjtNum u[3];
-    u[0] = ub[K] - (T ? D.d[1] * ub[K + 2] : 0);
-    u[1] = ub[K + 1] + (T ? D.d[0] * ub[K + 2] : 0);
-    u[2] = T ? ub[K + 2] : 0;
     // y = P(y - r u~) onto the ball |y| <= mu Ln (Alart-Curnier style natural map, r = k_ref)
-    mjtNum q[3], qn = 0, rho = P->mu * D.Ln > 0 ? P->mu * D.Ln : 0;
-    for (int x = 0; x < ny; x++) {
-      q[x] = zi[K + x] - w->k_ref * P->e[x] * u[x];
-      qn += q[x] * q[x];
-    }
-    qn = sqrt(qn);
+    mjtNum q[3], rho;
+    mjtNum qn = projection_argument(q, &rho, w, P, &D, zi, ub);
     mjtNum scale = qn > rho ? (qn > 0 ? rho / qn : 0) : 1;
     for (int x = 0; x < ny; x++) Fi[K + x] = (zi[K + x] - scale * q[x]) / w->k_ref;
   }
@@ -245,16 +257,8 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
     Derived D;
     derive(&D, P, zi, floor_impulse);
     int K = P->nvert, T = has_torsion(P), ny = 2 + T;
-    mjtNum u[3];
-    u[0] = ub[K] - (T ? D.d[1] * ub[K + 2] : 0);
-    u[1] = ub[K + 1] + (T ? D.d[0] * ub[K + 2] : 0);
-    u[2] = T ? ub[K + 2] : 0;
-    mjtNum q[3], qn = 0, rho = P->mu * D.Ln > 0 ? P->mu * D.Ln : 0;
-    for (int x = 0; x < ny; x++) {
-      q[x] = zi[K + x] - w->k_ref * P->e[x] * u[x];
-      qn += q[x] * q[x];
-    }
-    qn = sqrt(qn);
+    mjtNum q[3], rho;
+    mjtNum qn = projection_argument(q, &rho, w, P, &D, zi, ub);
     int outside = qn > rho;
     mjtNum qh[3] = {0, 0, 0};
     for (int x = 0; x < ny && qn > 0; x++) qh[x] = q[x] / qn;

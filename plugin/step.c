@@ -95,7 +95,12 @@ int cusp_step_init(cuspStepWork* w, const mjModel* m, const cuspConfig* cfg) {
   w->jac = (mjtNum*)calloc(6 * (size_t)m->nv + 1, sizeof(mjtNum));
   w->g = (mjtNum*)calloc(m->nv + 1, sizeof(mjtNum));
   w->dv = (mjtNum*)calloc(m->nv + 1, sizeof(mjtNum));
-  if (!w->jac || !w->g || !w->dv) return -1;
+  w->cone = (mjtNum*)calloc(2 * (size_t)w->r, sizeof(mjtNum));
+  if (!w->jac || !w->g || !w->dv || !w->cone) return -1;
+  for (int k = 0; k < w->r; k++) {
+    w->cone[2 * k] = cos(2 * mjPI * k / w->r);
+    w->cone[2 * k + 1] = sin(2 * mjPI * k / w->r);
+  }
   if (cusp_dynamics_init(&w->dyn, m)) return -1;
   if (cfg->npatch_body && cusp_patch_work_init(&w->patch, m)) return -1;  // patch contact (issue 6)
   // a first guess: four contacts per disk
@@ -108,6 +113,7 @@ void cusp_step_free(cuspStepWork* w) {
   free(w->jac);
   free(w->g);
   free(w->dv);
+  free(w->cone);
   cusp_dynamics_free(&w->dyn);
   cusp_patch_work_free(&w->patch);  // patch contact (issue 6)
   memset(w, 0, sizeof(*w));
@@ -177,9 +183,9 @@ static void assemble(cuspStepWork* w, const mjModel* m, const mjData* d, const c
     w->bn[i] = vn + (g0 >= 0 ? g0 : cfg->gap_alpha * g0) / h;
     w->mu[i] = c->mu;
     for (int k = 0; k < r; k++) {
-      mjtNum angle = 2 * mjPI * k / r, dir[3];
-      mju_scl3(dir, t, cos(angle));
-      mju_addToScl3(dir, o, sin(angle));
+      mjtNum dir[3];
+      mju_scl3(dir, t, w->cone[2 * k]);
+      mju_addToScl3(dir, o, w->cone[2 * k + 1]);
       mjtNum* jt = w->Jt + ((size_t)i * r + k) * nv;
       mju_mulMatTVec(jt, jrel, dir, 3, nv);
       w->bt[i * r + k] = mju_dot(jt, d->qvel, nv);
@@ -319,9 +325,9 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
     c->impulse_n = w->fn[i];
     c->impulse_t[0] = c->impulse_t[1] = 0;
     for (int k = 0; k < r; k++) {
-      mjtNum angle = 2 * mjPI * k / r, b = w->beta[i * r + k];
-      c->impulse_t[0] += b * cos(angle);
-      c->impulse_t[1] += b * sin(angle);
+      mjtNum b = w->beta[i * r + k];
+      c->impulse_t[0] += b * w->cone[2 * k];
+      c->impulse_t[1] += b * w->cone[2 * k + 1];
     }
     if (c->impulse_n <= cfg->break_impulse) {
       c->mode = CUSP_MODE_BREAK;

@@ -20,6 +20,7 @@ extern "C" {
 typedef struct cuspStepWork_ {
   int capacity;         // contacts the buffers hold
   int r;                // friction directions
+  mjtNum* cone;         // (2 r) cos, sin of direction k: d_k = cos t + sin o
   int nv;
   cuspContact* contacts;// (capacity) this step's contacts
   int ncontact;
