@@ -34,8 +34,6 @@ static void free_buffers(cuspStepWork* w) {
   free(w->prev_fn);
   free(w->prev_beta);
   free(w->prev_gamma);
-  free(w->Jn);
-  free(w->Jt);
   free(w->Jn_r);
   free(w->Jt_r);
   free(w->bn);
@@ -59,8 +57,6 @@ static int grow(cuspStepWork* w, int capacity, const cuspConfig* cfg) {
   w->prev_fn = (mjtNum*)calloc(c, sizeof(mjtNum));
   w->prev_beta = (mjtNum*)calloc(c * r + 1, sizeof(mjtNum));
   w->prev_gamma = (mjtNum*)calloc(c, sizeof(mjtNum));
-  w->Jn = (mjtNum*)calloc(c * nv + 1, sizeof(mjtNum));
-  w->Jt = (mjtNum*)calloc(c * r * nv + 1, sizeof(mjtNum));
   w->Jn_r = (mjtNum*)calloc(c * nv + 1, sizeof(mjtNum));
   w->Jt_r = (mjtNum*)calloc(c * r * nv + 1, sizeof(mjtNum));
   w->bn = (mjtNum*)calloc(c, sizeof(mjtNum));
@@ -74,8 +70,8 @@ static int grow(cuspStepWork* w, int capacity, const cuspConfig* cfg) {
   w->solver_bytes = cusp_contact_worksize(nv, capacity, r, &opt);
   w->solver_work = malloc(w->solver_bytes);
   w->capacity = capacity;
-  int ok = w->contacts && w->prev_pair && w->prev_fn && w->prev_beta && w->prev_gamma && w->Jn &&
-           w->Jt && w->Jn_r && w->Jt_r && w->bn && w->bt && w->mu && w->fn && w->beta &&
+  int ok = w->contacts && w->prev_pair && w->prev_fn && w->prev_beta && w->prev_gamma &&
+           w->Jn_r && w->Jt_r && w->bn && w->bt && w->mu && w->fn && w->beta &&
            w->gamma && w->keep && w->solver_work;
   if (ok && old.capacity) {
     memcpy(w->contacts, old.contacts, old.capacity * sizeof(cuspContact));
@@ -164,21 +160,27 @@ static void relative_jacobian(mjtNum* jrel, mjtNum* scratch, const mjModel* m, c
   }
 }
 
+// Rows of contact i in reduced coordinates: the relative point Jacobian (3 x nv) is reduced once
+// (3 x nr, J N) and the normal and r friction-direction rows are combinations of its 3 rows; the
+// right-hand sides use the relative velocity of the free motion.
 static void assemble(cuspStepWork* w, const mjModel* m, const mjData* d, const cuspConfig* cfg) {
-  int nv = m->nv, r = w->r;
+  int nv = m->nv, nr = w->dyn.nr, r = w->r;
   mjtNum h = m->opt.timestep;
-  mjtNum* jrel = w->jac;
-  mjtNum* scratch = w->jac + 3 * nv;
+  mjtNum* jrel = w->jac;             // (3 x nv)
+  mjtNum* scratch = w->jac + 3 * nv; // (3 x nv)
+  mjtNum* jred = w->jac + 3 * nv;    // (3 x nr), after scratch is done with
   for (int i = 0; i < w->ncontact; i++) {
     const cuspContact* c = w->contacts + i;
     relative_jacobian(jrel, scratch, m, d, c);
+    mjtNum vrel[3];  // m/s, velocity of the registered geom's point relative to the other
+    mju_mulMatVec(vrel, jrel, d->qvel, 3, nv);
+    cusp_dynamics_reduce(jred, &w->dyn, jrel, 3);
     const mjtNum* t = c->frame;
     const mjtNum* o = c->frame + 3;
     const mjtNum* n = c->frame + 6;
-    mjtNum* jn = w->Jn + (size_t)i * nv;
-    mju_mulMatTVec(jn, jrel, n, 3, nv);
+    mju_mulMatTVec(w->Jn_r + (size_t)i * nr, jred, n, 3, nr);
     // free normal velocity plus gap term: speculative gaps exactly, penetration by gap_alpha
-    mjtNum vn = mju_dot(jn, d->qvel, nv);
+    mjtNum vn = mju_dot3(vrel, n);
     mjtNum g0 = c->gap - h * vn;  // the gap linearised back to the start of the step
     w->bn[i] = vn + (g0 >= 0 ? g0 : cfg->gap_alpha * g0) / h;
     w->mu[i] = c->mu;
@@ -186,13 +188,10 @@ static void assemble(cuspStepWork* w, const mjModel* m, const mjData* d, const c
       mjtNum dir[3];
       mju_scl3(dir, t, w->cone[2 * k]);
       mju_addToScl3(dir, o, w->cone[2 * k + 1]);
-      mjtNum* jt = w->Jt + ((size_t)i * r + k) * nv;
-      mju_mulMatTVec(jt, jrel, dir, 3, nv);
-      w->bt[i * r + k] = mju_dot(jt, d->qvel, nv);
+      mju_mulMatTVec(w->Jt_r + ((size_t)i * r + k) * nr, jred, dir, 3, nr);
+      w->bt[i * r + k] = mju_dot3(vrel, dir);
     }
   }
-  cusp_dynamics_reduce(w->Jn_r, &w->dyn, w->Jn, w->ncontact);
-  cusp_dynamics_reduce(w->Jt_r, &w->dyn, w->Jt, w->ncontact * r);
 }
 
 // warm start from the previous step's impulses of the same (disk, geom) pair
@@ -341,7 +340,7 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
       c->mode = CUSP_MODE_STICK;
       nstick++;
     }
-    mjtNum gap_after = c->gap + h * mju_dot(w->Jn + (size_t)i * nv, w->dv, nv);
+    mjtNum gap_after = c->gap + h * mju_dot(w->Jn_r + (size_t)i * nr, w->g, nr);  // dv = N du
     if (-gap_after > max_pen) max_pen = -gap_after;
   }
   state[CUSP_STATE_NSTICK] = nstick;

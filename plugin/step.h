@@ -30,12 +30,10 @@ typedef struct cuspStepWork_ {
   mjtNum* prev_beta;    // (capacity r)
   mjtNum* prev_gamma;   // (capacity)
   int nprev;
-  // assembly (row-major, stride nv; reduced rows use stride nr <= nv)
+  // assembly (row-major, reduced rows of stride nr <= nv)
   mjtNum* jac;          // (6 nv) point Jacobians of the two bodies
-  mjtNum* Jn;           // (capacity x nv) normal rows, full coordinates
-  mjtNum* Jt;           // (capacity r x nv) friction-direction rows, full coordinates
-  mjtNum* Jn_r;         // (capacity x nv) reduced
-  mjtNum* Jt_r;         // (capacity r x nv) reduced
+  mjtNum* Jn_r;         // (capacity x nr) normal rows, reduced coordinates (J N)
+  mjtNum* Jt_r;         // (capacity r x nr) friction-direction rows, reduced
   mjtNum* bn;           // (capacity) m/s
   mjtNum* bt;           // (capacity r) m/s
   mjtNum* mu;           // (capacity)

@@ -138,32 +138,36 @@ void cusp_contact_assemble(mjtNum* A, int lda, mjtNum* b, const cuspContactLcp* 
 
 //---------------------------------- stage 2: Ruiz -----------------------------------------------
 
-void cusp_ruiz(mjtNum* A, mjtNum* b, mjtNum* dr, mjtNum* dc, int n, int lda, int passes) {
+void cusp_ruiz(mjtNum* A, mjtNum* b, mjtNum* dr, mjtNum* dc, int n, int lda, int passes,
+               mjtNum* rowsq) {
   for (int i = 0; i < n; i++) dr[i] = dc[i] = 1;
   // each pass: divide every column by the square root of its l2 norm, then every row by the
-  // square root of its l2 norm (alternating Ruiz; norms tend to 1 geometrically)
+  // square root of its l2 norm (alternating Ruiz; norms tend to 1 geometrically). A is
+  // column-major, so both sweeps run down the columns: the row norms of the column-scaled matrix
+  // are accumulated while the columns are scaled.
   for (int pass = 0; pass < passes; pass++) {
+    for (int i = 0; i < n; i++) rowsq[i] = 0;
     for (int j = 0; j < n; j++) {
-      const mjtNum* col = A + (size_t)j * lda;
+      mjtNum* col = A + (size_t)j * lda;
       mjtNum s = 0;
       for (int i = 0; i < n; i++) s += col[i] * col[i];
       s = sqrt(s);
       mjtNum f = s > 0 ? 1.0 / sqrt(s) : 1.0;
       dc[j] *= f;
-      mjtNum* cw = A + (size_t)j * lda;
-      for (int i = 0; i < n; i++) cw[i] *= f;
+      for (int i = 0; i < n; i++) {
+        col[i] *= f;
+        rowsq[i] += col[i] * col[i];
+      }
     }
     for (int i = 0; i < n; i++) {
-      mjtNum s = 0;
-      for (int j = 0; j < n; j++) {
-        mjtNum v = A[i + (size_t)j * lda];
-        s += v * v;
-      }
-      s = sqrt(s);
-      mjtNum f = s > 0 ? 1.0 / sqrt(s) : 1.0;
-      dr[i] *= f;
-      for (int j = 0; j < n; j++) A[i + (size_t)j * lda] *= f;
-      if (b) b[i] *= f;
+      mjtNum s = sqrt(rowsq[i]);
+      rowsq[i] = s > 0 ? 1.0 / sqrt(s) : 1.0;  // now the row factor
+      dr[i] *= rowsq[i];
+      if (b) b[i] *= rowsq[i];
+    }
+    for (int j = 0; j < n; j++) {
+      mjtNum* col = A + (size_t)j * lda;
+      for (int i = 0; i < n; i++) col[i] *= rowsq[i];
     }
   }
 }
@@ -291,7 +295,7 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   memcpy(b, b0, sizeof(mjtNum) * N);
   // stage 2
   if (opt->ruiz && opt->ruiz_passes > 0) {
-    cusp_ruiz(A, b, dr, dc, N, N, opt->ruiz_passes);
+    cusp_ruiz(A, b, dr, dc, N, N, opt->ruiz_passes, w);  // w: free until the solve
   } else {
     for (int i = 0; i < N; i++) dr[i] = dc[i] = 1;
   }

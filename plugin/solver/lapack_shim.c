@@ -1,6 +1,8 @@
 // Fortran BLAS/LAPACK name mangling in one file (see lapack_shim.h).
 #include "lapack_shim.h"
 
+#include <stddef.h>
+
 _Static_assert(sizeof(mjtNum) == sizeof(double), "cusp solver needs mjtNum == double");
 
 // Fortran prototypes (gfortran ABI: trailing underscore, hidden string lengths omitted, which is
@@ -21,13 +23,6 @@ extern void dtrsm_(const char* side, const char* uplo, const char* transa, const
 extern void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k,
                    const double* alpha, const double* a, const int* lda, const double* beta,
                    double* c, const int* ldc);
-extern void dgemm_(const char* transa, const char* transb, const int* m, const int* n,
-                   const int* k, const double* alpha, const double* a, const int* lda,
-                   const double* b, const int* ldb, const double* beta, double* c,
-                   const int* ldc);
-extern void dgemv_(const char* trans, const int* m, const int* n, const double* alpha,
-                   const double* a, const int* lda, const double* x, const int* incx,
-                   const double* beta, double* y, const int* incy);
 extern void dgeqp3_(const int* m, const int* n, double* a, const int* lda, int* jpvt,
                     double* tau, double* work, const int* lwork, int* info);
 
@@ -85,17 +80,79 @@ void cusp_dsyrk_lower_t(mjtNum* c, const mjtNum* a, mjtNum alpha, mjtNum beta, i
   dsyrk_(&uplo, &trans, &n, &k, &alpha, a, &lda, &beta, c, &ldc);
 }
 
+// Level-2 and thin level-3 products are plain loops, not BLAS: the matrices here are small
+// (tens to a few hundred rows), where a threaded BLAS spends more time waking and yielding threads
+// than computing, and a fixed summation order keeps results bitwise independent of the BLAS build
+// and its thread count.
+
+// C (m x n) := beta C, with beta == 0 overwriting (NaN in C is not propagated)
+static void scale_columns(mjtNum* c, mjtNum beta, int m, int n, int ldc) {
+  for (int j = 0; j < n; j++) {
+    mjtNum* cj = c + (size_t)j * ldc;
+    if (beta == 0) {
+      for (int i = 0; i < m; i++) cj[i] = 0;
+    } else if (beta != 1) {
+      for (int i = 0; i < m; i++) cj[i] *= beta;
+    }
+  }
+}
+
 void cusp_dgemm(mjtNum* c, char transa, char transb, const mjtNum* a, const mjtNum* b,
                 mjtNum alpha, mjtNum beta, int m, int n, int k, int lda, int ldb, int ldc) {
   if (m <= 0 || n <= 0) return;
-  dgemm_(&transa, &transb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc);
+  int ta = transa == 'T' || transa == 't', tb = transb == 'T' || transb == 't';
+  if (!ta) {
+    // columns of C are combinations of columns of A: C(:,j) += alpha A(:,p) op(B)(p,j)
+    scale_columns(c, beta, m, n, ldc);
+    for (int j = 0; j < n; j++) {
+      mjtNum* cj = c + (size_t)j * ldc;
+      for (int p = 0; p < k; p++) {
+        mjtNum bpj = alpha * (tb ? b[j + (size_t)p * ldb] : b[p + (size_t)j * ldb]);
+        if (bpj == 0) continue;
+        const mjtNum* ap = a + (size_t)p * lda;
+        for (int i = 0; i < m; i++) cj[i] += bpj * ap[i];
+      }
+    }
+    return;
+  }
+  // op(A) = A^T: C(i,j) is the dot product of column i of A with column j of op(B)
+  for (int j = 0; j < n; j++) {
+    mjtNum* cj = c + (size_t)j * ldc;
+    for (int i = 0; i < m; i++) {
+      const mjtNum* ai = a + (size_t)i * lda;
+      mjtNum s = 0;
+      if (!tb) {
+        const mjtNum* bj = b + (size_t)j * ldb;
+        for (int p = 0; p < k; p++) s += ai[p] * bj[p];
+      } else {
+        for (int p = 0; p < k; p++) s += ai[p] * b[j + (size_t)p * ldb];
+      }
+      cj[i] = (beta == 0 ? 0 : beta * cj[i]) + alpha * s;
+    }
+  }
 }
 
 void cusp_dgemv(mjtNum* y, char trans, const mjtNum* a, const mjtNum* x, mjtNum alpha,
                 mjtNum beta, int m, int n, int lda) {
-  const int one = 1;
   if (m <= 0 || n <= 0) return;
-  dgemv_(&trans, &m, &n, &alpha, a, &lda, x, &one, &beta, y, &one);
+  if (trans == 'T' || trans == 't') {
+    // y (n) := alpha A^T x + beta y: dot products down the columns
+    for (int j = 0; j < n; j++) {
+      const mjtNum* aj = a + (size_t)j * lda;
+      mjtNum s = 0;
+      for (int i = 0; i < m; i++) s += aj[i] * x[i];
+      y[j] = (beta == 0 ? 0 : beta * y[j]) + alpha * s;
+    }
+    return;
+  }
+  // y (m) := alpha A x + beta y: columns of A combined
+  scale_columns(y, beta, m, 1, m);
+  for (int j = 0; j < n; j++) {
+    mjtNum xj = alpha * x[j];
+    if (xj == 0) continue;
+    const mjtNum* aj = a + (size_t)j * lda;
+    for (int i = 0; i < m; i++) y[i] += xj * aj[i];
+  }
 }
 
 int cusp_dgeqp3(mjtNum* a, int* jpvt, mjtNum* tau, int m, int n, int lda, mjtNum* work,

@@ -64,12 +64,75 @@ static mjtNum fb_eval(mjtNum* phi, mjtNum* da, mjtNum* db, mjtNum* nat, const mj
   return isfinite(psi) ? 0.5 * psi : INFINITY;
 }
 
+//---------------------------------- the reduced Newton system -----------------------------------
+
+// d_D := -phi_D / da_D on the diagonal rows (those not in rows[0..nred)), d_R := 0, and
+// rhs (nred) := -phi_R - H[R,D] d_D. H (n x n) column-major.
+static void reduced_rhs(mjtNum* d, mjtNum* rhs, const mjtNum* H, const mjtNum* phi,
+                        const mjtNum* da, const mjtNum* db, const int* rows, int nred, int n) {
+  for (int i = 0; i < n; i++) d[i] = (db[i] == 0 && da[i] != 0) ? -phi[i] / da[i] : 0;
+  for (int a = 0; a < nred; a++) {
+    d[rows[a]] = 0;
+    rhs[a] = -phi[rows[a]];
+  }
+  for (int j = 0; j < n; j++) {
+    if (d[j] == 0) continue;  // R entries are 0: only D columns contribute
+    const mjtNum* Hj = H + (size_t)j * n;
+    for (int a = 0; a < nred; a++) rhs[a] -= Hj[rows[a]] * d[j];
+  }
+}
+
+// K (nred x nred, column-major) := H[R,R]
+static void gather_block(mjtNum* K, const mjtNum* H, const int* rows, int nred, int n) {
+  for (int b = 0; b < nred; b++) {
+    const mjtNum* Hb = H + (size_t)rows[b] * n;
+    mjtNum* Kb = K + (size_t)b * nred;
+    for (int a = 0; a < nred; a++) Kb[a] = Hb[rows[a]];
+  }
+}
+
+// Levenberg-Marquardt step on R with d_D fixed: rhs (nred) in: rhs_R, out: d_R solving
+// (H_RR^T H_RR + mu I) d_R = H_RR^T rhs_R, mu = lm_fac max diag(H_RR^T H_RR), lm_fac raised x10
+// until the Cholesky factor exists. K: nred x nred; v: nred scratch. Returns 1 on success.
+static int reduced_lm(mjtNum* rhs, mjtNum* K, const mjtNum* H, const int* rows, int nred, int n,
+                      mjtNum* lm_fac, mjtNum lm_min, mjtNum* v) {
+  for (int a = 0; a < nred; a++) {
+    const mjtNum* Ha = H + (size_t)rows[a] * n;
+    mjtNum s = 0;
+    for (int c = 0; c < nred; c++) s += Ha[rows[c]] * rhs[c];
+    v[a] = s;
+  }
+  while (*lm_fac < 1e12) {
+    mjtNum dmax = 0;
+    for (int b = 0; b < nred; b++) {  // lower triangle of H_RR^T H_RR
+      const mjtNum* Hb = H + (size_t)rows[b] * n;
+      for (int a = b; a < nred; a++) {
+        const mjtNum* Ha = H + (size_t)rows[a] * n;
+        mjtNum s = 0;
+        for (int c = 0; c < nred; c++) s += Ha[rows[c]] * Hb[rows[c]];
+        K[a + (size_t)b * nred] = s;
+      }
+      dmax = fmax(dmax, K[b + (size_t)b * nred]);
+    }
+    if (dmax == 0) dmax = 1;
+    mjtNum mu = dmax * fmax(*lm_fac, lm_min);
+    for (int a = 0; a < nred; a++) K[a + (size_t)a * nred] += mu;
+    if (cusp_dpotrf(K, nred, nred) == 0) {
+      memcpy(rhs, v, sizeof(mjtNum) * nred);
+      cusp_dpotrs(rhs, K, nred, 1, nred, nred);
+      return 1;
+    }
+    *lm_fac *= 10;
+  }
+  return 0;
+}
+
 //---------------------------------- core --------------------------------------------------------
 
 size_t cusp_fb_core_worksize(int n, int const_jac) {
   size_t nn = (size_t)(n > 0 ? n : 1);
   size_t nmat = const_jac ? 2 : 3;
-  return CUSP_ALIGN(sizeof(mjtNum) * (nmat * nn * nn + 11 * nn)) + CUSP_ALIGN(sizeof(int) * nn);
+  return CUSP_ALIGN(sizeof(mjtNum) * (nmat * nn * nn + 11 * nn)) + CUSP_ALIGN(sizeof(int) * 2 * nn);
 }
 
 cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cuspFbCore* c,
@@ -93,6 +156,8 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
   mjtNum* zbest = phit + nn;  // (n)
   size_t nmat = c->jac_const ? 2 : 3;
   int* ipiv = (int*)((char*)work + CUSP_ALIGN(sizeof(mjtNum) * (nmat * nn * nn + 11 * nn)));
+  int* rows = ipiv + nn;      // (n) rows of the reduced Newton system
+  mjtNum* rhs = jd;           // (n) its right-hand side, free until J d is formed
   const mjtNum* lo = c->lo;
   const mjtNum* hi = c->hi;
   int max_iter = opt->max_iter > 0 ? opt->max_iter : 100;
@@ -155,15 +220,36 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
     }
     cusp_dgemv(g, 'T', H, phi, 1.0, 0.0, n, n, n);
 
-    // Newton direction, then LM if needed; each followed by the Armijo search
+    // Rows with db_i = 0 (z_i at a bound, F_i strictly away from 0: an inactive contact row)
+    // are da_i e_i: their direction is d_i = -phi_i / da_i whatever the rest. Only the other rows
+    // R (nred of them) need a linear solve, on H[R,R] d_R = rhs_R = -phi_R - H[R,D] d_D: the
+    // same Newton direction as a full LU, at a fraction of its cost when most contacts are
+    // speculative.
+    int nred = 0;
+    for (int i = 0; i < n; i++) {
+      if (db[i] != 0 || da[i] == 0) rows[nred++] = i;
+    }
+
+    // Newton direction on R, then LM on R, then LM on all rows; each followed by the Armijo search
     int accepted = 0;
-    for (int attempt = 0; attempt < 2 && !accepted; attempt++) {
+    for (int attempt = 0; attempt < 3 && !accepted; attempt++) {
       int ok = 0;
-      if (attempt == 0) {
-        memcpy(K, H, sizeof(mjtNum) * nn * nn);
-        if (cusp_dgetrf(K, ipiv, n, n, n) == 0) {
-          for (int i = 0; i < n; i++) d[i] = -phi[i];
-          cusp_dgetrs(d, 'N', K, ipiv, n, 1, n, n);
+      if (attempt < 2) {
+        if (attempt == 1 && nred == n) continue;  // LM on R is the full LM below
+        reduced_rhs(d, rhs, H, phi, da, db, rows, nred, n);
+        if (attempt == 0) {
+          gather_block(K, H, rows, nred, n);
+          if (nred == 0 || cusp_dgetrf(K, ipiv, nred, nred, nred) == 0) {
+            if (nred) cusp_dgetrs(rhs, 'N', K, ipiv, nred, 1, nred, nred);
+            ok = 1;
+          }
+        } else {
+          // LM on R: (H_RR^T H_RR + mu I) d_R = H_RR^T rhs_R
+          ok = reduced_lm(rhs, K, H, rows, nred, n, &lm_fac, lm_min, K + (size_t)nred * nred);
+          info->lm_steps++;
+        }
+        if (ok) {
+          for (int a = 0; a < nred; a++) d[rows[a]] = rhs[a];
           mjtNum gd = 0, dd = 0;
           for (int i = 0; i < n; i++) {
             gd += g[i] * d[i];
@@ -172,7 +258,7 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
           ok = isfinite(gd) && gd < -1e-14 * dd;
         }
       } else {
-        // LM: (H^T H + mu I) d = -g
+        // LM on all rows: (H^T H + mu I) d = -g
         cusp_dsyrk_lower_t(K, H, 1.0, 0.0, n, n, n, n);
         mjtNum dmax = 0;
         for (int i = 0; i < n; i++) dmax = fmax(dmax, K[i + (size_t)i * n]);
@@ -212,7 +298,7 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
           break;
         }
       }
-      if (attempt == 1) lm_fac = accepted ? fmax(lm_fac * 0.1, lm_min) : lm_fac * 10;
+      if (attempt >= 1) lm_fac = accepted ? fmax(lm_fac * 0.1, lm_min) : lm_fac * 10;
     }
     if (!accepted) {
       if (lm_fac >= 1e12) {
