@@ -10,6 +10,7 @@
 #include "config.h"
 #include "instance.h"
 #include "patch.h"  // patch contact (issue 6)
+#include "lapack_shim.h"
 #include "lcp.h"
 #include "visualize.h"
 
@@ -115,6 +116,7 @@ mjPLUGIN_LIB_INIT(cusp) {
     // still register, so that loading a scene fails with this message instead of "unknown plugin"
     mju_warning("%s", msg);
   }
+  cusp_blas_single_thread();  // small matrices: BLAS threads only cost (see lapack_shim.h)
   static const char* attributes[128];
   int nkey = cusp_config_nkey();
   for (int i = 0; i < nkey; i++) attributes[i] = cusp_config_keys[i].key;

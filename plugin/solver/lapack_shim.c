@@ -1,6 +1,8 @@
 // Fortran BLAS/LAPACK name mangling in one file (see lapack_shim.h).
+#define _GNU_SOURCE  // RTLD_DEFAULT
 #include "lapack_shim.h"
 
+#include <dlfcn.h>
 #include <stddef.h>
 
 _Static_assert(sizeof(mjtNum) == sizeof(double), "cusp solver needs mjtNum == double");
@@ -160,4 +162,12 @@ int cusp_dgeqp3(mjtNum* a, int* jpvt, mjtNum* tau, int m, int n, int lda, mjtNum
   int info = 0;
   dgeqp3_(&m, &n, a, &lda, jpvt, tau, work, &lwork, &info);
   return info;
+}
+
+int cusp_blas_single_thread(void) {
+  typedef void (*set_threads_fn)(int);
+  set_threads_fn set_threads = (set_threads_fn)dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+  if (!set_threads) return 0;
+  set_threads(1);
+  return 1;
 }
