@@ -293,6 +293,29 @@ def test_breaking_scene_lifts_block_without_energy_gain():
     assert counters(m, d)[8] == 0  # no solver failures
 
 
+def test_cusp_sim_csv_patch_columns():
+    # cusp-sim's CSV carries the published patch observables of every registered body (config
+    # order); cusp.run parses them by name; the stock twin has no such columns
+    scene = cusp.REPO / "mjcf" / "push_slide.xml"
+    summary, series = cusp.run(scene, seconds=0.5)
+    names = [f"block_{s}" for s in SLOTS]
+    assert all(n in series for n in names)
+    # resting block before the tool arrives: Ln = m g h (0.8 kg, h = 1 ms), stick, ECP on the floor
+    assert series["block_Ln"][0] == pytest.approx(0.8 * G * 1e-3, rel=1e-6)
+    assert series["block_mode"][0] == STICK
+    assert abs(series["block_ecp_z"][0]) < 1e-4
+    # modes are the published codes and agree with the saturation: slide <=> s >= 1 - 1e-6
+    mode, s = series["block_mode"], series["block_s"]
+    assert set(np.unique(mode)) <= {0.0, 1.0, 2.0}
+    assert np.all((mode == SLIDE) == ((s >= 1 - 1e-6) & (mode != 0)))
+    assert SLIDE in mode  # the 10 N push slides the block within 0.5 s
+    # the ECP stays under the block (inside its 5 cm half-width footprint)
+    assert np.all(np.abs(series["block_ecp_x"] - series["block_x"]) <= 0.05 + 1e-9)
+    assert np.all(np.abs(series["block_ecp_y"] - series["block_y"]) <= 0.05 + 1e-9)
+    _, stock = cusp.run(scene, seconds=0.05, stock=True)
+    assert "block_x" in stock and not any(n in stock for n in names)
+
+
 def test_mean_distance_defaults():
     lib = ctypes.CDLL(cusp.load())
     f = lib.cusp_patch_mean_distance
