@@ -3,6 +3,7 @@
 //   cusp-sim SCENE.xml [--seconds T] [--timestep H] [--stock] [--csv FILE] [--solver NAME]
 //                      [--set KEY=VALUE]...
 //
+// The scene starts from its first keyframe if it has one (initial velocities, e.g. a spinning disk).
 // CSV: one row per step, the state after the step: time, kinetic_J, potential_J,
 // max_penetration_m, ncontact, nstick, nslide, nbreak, solver_iterations, solver_status, then
 // <body>_x,_y,_z,_qw,_qx,_qy,_qz for every body with a free joint, then, in cusp mode only, the
@@ -204,6 +205,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "cusp-sim: cannot make data for %s\n", o.scene);
     return 1;
   }
+  if (m->nkey > 0) mj_resetDataKeyframe(m, d, 0);  // initial state (e.g. velocities) of the scene
   int instance = o.stock ? -1 : cusp_find_instance(m);
   // registered rigid bodies: their CUSP_PATCH_NSLOT observables follow the counters in the state
   int npatch_body = 0;
