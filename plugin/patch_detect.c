@@ -480,7 +480,7 @@ static int surface_patch(cuspPatchWork* w, const cuspConfig* cfg, const mjModel*
   if (!nc) return 0;
 
   // support feature (for er): points within CUSP_FEATURE_TOL of the deepest, grouped by geom
-  mjtNum feat[2 * CUSP_MAXCAND];
+  mjtNum feat[2 * CUSP_MAXCAND], feat_gap[CUSP_MAXCAND];  // m: (t, o) and gap of each feature point
   const mjtNum* regions[16];
   int counts[16], nregion = 0, nfeat = 0;
   int is_full_cap = -1;  // a single cylinder cap flat on the surface: er = 2R/3 exactly
@@ -508,6 +508,7 @@ static int surface_patch(cuspPatchWork* w, const cuspConfig* cfg, const mjModel*
     for (int i = 0; i < nh; i++, nfeat++) {
       feat[2 * nfeat] = fc[i].x[0];
       feat[2 * nfeat + 1] = fc[i].x[1];
+      feat_gap[nfeat] = fc[i].gap;
     }
   }
   if (S->finite && !nregion) return 0;  // the body is beside the face, not on it
@@ -527,7 +528,10 @@ static int surface_patch(cuspPatchWork* w, const cuspConfig* cfg, const mjModel*
     nv = clip_half(clip, c1, k, 1, -1, S->half[1]);
   }
   if (!nv) return 0;
-  // feature points not already vertices (a rounded bottom touches inside the hull)
+  // feature points not already vertices (a rounded bottom touches inside the hull; a point on a
+  // hull edge was dropped as collinear), each with its own gap: on a tilted body the feature spans
+  // up to CUSP_FEATURE_TOL, and giving every such point the deepest gap pushed them out of the
+  // surface (a spurious separating impulse, energy gain at landings)
   for (int i = 0; i < nfeat && nv < CUSP_MAXCAND + 8; i++) {
     int dup = 0;
     for (int j = 0; j < nv && !dup; j++) {
@@ -536,7 +540,7 @@ static int surface_patch(cuspPatchWork* w, const cuspConfig* cfg, const mjModel*
     if (!dup) {
       clip[nv].x[0] = feat[2 * i];
       clip[nv].x[1] = feat[2 * i + 1];
-      clip[nv].gap = gmin;
+      clip[nv].gap = feat_gap[i];
       clip[nv].geom = first_geom;
       nv++;
     }

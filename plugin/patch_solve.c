@@ -2,7 +2,6 @@
 // through the shared dynamics (dynamics.h), the MCP residual and its Jacobian, the solve, the
 // results (Ln, L, ECP, saturations, mode) and the velocity correction.
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,6 +112,12 @@ static int patch_nz(const cuspPatch* p) { return patch_rows(p); }
 
 //---------------------------------- residual and Jacobian -----------------------------------------
 
+// The newton iterates of the FB solver may leave the box (lambda_k < 0) before converging; the
+// resultant and the ECP are built from the positive parts of the vertex impulses, so that they stay
+// a convex combination of the vertices (inside the patch) at every iterate, and the residual stays
+// bounded. At a solution (lambda >= 0) this is the model of patch.h.
+static inline mjtNum positive_part(mjtNum x) { return x > 0 ? x : 0; }
+
 // per-patch derived quantities at z
 typedef struct Derived_ {
   mjtNum Ln, Ls;        // N s, resultant normal impulse and its safe divisor
@@ -124,9 +129,10 @@ static void derive(Derived* D, const cuspPatch* P, const mjtNum* z, mjtNum floor
   for (int k = 0; k < P->nvert; k++) {
     mjtNum r[3];
     mju_sub3(r, P->vert + 3 * k, P->origin);
-    Ln += z[k];
-    mt += z[k] * mju_dot3(r, P->frame);
-    mo += z[k] * mju_dot3(r, P->frame + 3);
+    mjtNum lk = positive_part(z[k]);
+    Ln += lk;
+    mt += lk * mju_dot3(r, P->frame);
+    mo += lk * mju_dot3(r, P->frame + 3);
   }
   D->Ln = Ln;
   D->Ls = Ln > floor_impulse ? Ln : floor_impulse;
@@ -214,7 +220,7 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
       if (j < K) {
         rows[nrow] = r0 + j;
         coef[nrow++] = 1;
-        if (T) {
+        if (T && zi[j] > 0) {
           mjtNum r[3];
           mju_sub3(r, P->vert + 3 * j, P->origin);
           mjtNum ddt = (mju_dot3(r, P->frame) - D.d[0]) / D.Ls;
@@ -270,8 +276,8 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
       // normal rows
       for (int k = 0; k < K; k++) col[z0 + k] = Gj[r0 + k] + (own && local == k ? w->eps_n : 0);
       // derivatives of Ln and of the ECP offset with respect to z_j
-      mjtNum dLn = (own && local < K) ? 1 : 0, ddt = 0, ddo = 0;
-      if (own && local < K && T) {
+      mjtNum dLn = (own && local < K && zi[local] > 0) ? 1 : 0, ddt = 0, ddo = 0;
+      if (dLn > 0 && T) {
         mjtNum r[3];
         mju_sub3(r, P->vert + 3 * local, P->origin);
         ddt = (mju_dot3(r, P->frame) - D.d[0]) / D.Ls;
@@ -470,32 +476,6 @@ int cusp_patch_solve(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, 
                                            w->mcp_bytes);
   w->solves++;
   if (status != CUSP_LCP_SOLVED) w->failures++;
-#ifdef CUSP_PATCH_DEBUG
-  if (status != CUSP_LCP_SOLVED) {
-    printf("FAIL nz %d res %g merit %g it %d lm %d\n", nz, w->info.residual, w->info.merit, w->info.iterations, w->info.lm_steps);
-    {
-      static mjtNum JA[4000], F0[60], F1[60], zz[60];
-      evaluate(w, w->z, F0, JA);
-      mjtNum worst = 0;
-      for (int j = 0; j < nz; j++) {
-        memcpy(zz, w->z, nz * sizeof(mjtNum));
-        mjtNum hh = 1e-7 * (fabs(zz[j]) + 1e-4);
-        zz[j] += hh;
-        evaluate(w, zz, F1, NULL);
-        for (int i = 0; i < nz; i++) {
-          mjtNum fd = (F1[i] - F0[i]) / hh, an = JA[i + j * nz];
-          if (fabs(fd - an) > 1e-4 * (fabs(fd) + fabs(an)) + 1e-9) printf("  J(%d,%d) an %g fd %g\n", i, j, an, fd);
-          if (fabs(fd - an) > worst) worst = fabs(fd - an);
-        }
-      }
-      printf("  jac worst %g\n", worst);
-    }
-    evaluate(w, w->z, w->F, NULL);
-    for (int i = 0; i < nz; i++) printf("  z %g lo %g F %g\n", w->z[i], w->lo[i], w->F[i]);
-    for (int i = 0; i < w->npatch; i++) { printf(" patch kind %d nvert %d e %g %g %g mu %g\n", w->patch[i].kind, w->patch[i].nvert, w->patch[i].e[0], w->patch[i].e[1], w->patch[i].e[2], w->patch[i].mu);
-      for (int k = 0; k < w->patch[i].nvert; k++) printf("   gap %g ub0 %g\n", w->patch[i].gap[k], w->ub0[w->row_of[i]+k]); }
-  }
-#endif
 
   // results: evaluate once more at the returned z to get p and ub
   evaluate(w, w->z, w->F, NULL);

@@ -3,10 +3,14 @@
 //   cusp-sim SCENE.xml [--seconds T] [--timestep H] [--stock] [--csv FILE] [--solver NAME]
 //                      [--set KEY=VALUE]...
 //
+// The scene starts from its first keyframe if it has one (initial velocities, e.g. a spinning disk).
 // CSV: one row per step, the state after the step: time, kinetic_J, potential_J,
 // max_penetration_m, ncontact, nstick, nslide, nbreak, solver_iterations, solver_status, then
-// <body>_x,_y,_z,_qw,_qx,_qy,_qz for every body with a free joint. The contact columns describe the
-// step that produced the row's state. In stock mode ncontact and max_penetration_m come from
+// <body>_x,_y,_z,_qw,_qx,_qy,_qz for every body with a free joint, then, in cusp mode only, the
+// patch observables of every registered rigid body (config `bodies` order):
+// <body>_Ln,_Lt,_Lo,_Lr,_s,_rho_t,_rho_r,_ecp_x,_ecp_y,_ecp_z,_mode (units in patch.h; the body's
+// surface patch with the largest normal impulse; all 0 without one). The contact columns describe
+// the step that produced the row's state. In stock mode ncontact and max_penetration_m come from
 // MuJoCo's contacts that involve a registered geom; nstick/nslide/nbreak are 0 there (MuJoCo has
 // no contact modes) and solver_iterations is MuJoCo's own.
 #include <math.h>
@@ -19,6 +23,7 @@
 
 #include "config.h"
 #include "instance.h"
+#include "patch.h"
 #include "stock_twin.h"
 
 static void usage(FILE* out) {
@@ -200,7 +205,22 @@ int main(int argc, char** argv) {
     fprintf(stderr, "cusp-sim: cannot make data for %s\n", o.scene);
     return 1;
   }
+  if (m->nkey > 0) mj_resetDataKeyframe(m, d, 0);  // initial state (e.g. velocities) of the scene
   int instance = o.stock ? -1 : cusp_find_instance(m);
+  // registered rigid bodies: their CUSP_PATCH_NSLOT observables follow the counters in the state
+  int npatch_body = 0;
+  int* patch_body = NULL;
+  if (instance >= 0) {
+    cuspConfig cfg;
+    if (cusp_config_parse(&cfg, m, instance, err, sizeof(err))) {
+      fprintf(stderr, "cusp-sim: bad cusp.contact config in %s: %s\n", o.scene, err);
+      return 1;
+    }
+    npatch_body = cfg.npatch_body;
+    patch_body = (int*)calloc(npatch_body + 1, sizeof(int));
+    for (int i = 0; i < npatch_body; i++) patch_body[i] = cfg.patch_bodies[i];
+    cusp_config_free(&cfg);
+  }
 
   // bodies with a free joint: their qpos is x y z qw qx qy qz
   int nfree = 0;
@@ -229,6 +249,13 @@ int main(int argc, char** argv) {
         else fprintf(csv, ",body%d_%s", free_body[i], suffix[k]);
       }
     }
+    for (int i = 0; i < npatch_body; i++) {
+      const char* name = mj_id2name(m, mjOBJ_BODY, patch_body[i]);
+      for (int k = 0; k < CUSP_PATCH_NSLOT; k++) {
+        if (name) fprintf(csv, ",%s_%s", name, cusp_patch_slot_names[k]);
+        else fprintf(csv, ",body%d_%s", patch_body[i], cusp_patch_slot_names[k]);
+      }
+    }
     fprintf(csv, "\n");
   }
 
@@ -238,6 +265,8 @@ int main(int argc, char** argv) {
   int contacts_max = 0;
   Row pending;
   mjtNum* pending_pose = (mjtNum*)calloc(7 * nfree + 1, sizeof(mjtNum));
+  int npatch_slot = CUSP_PATCH_NSLOT * npatch_body;
+  mjtNum* pending_patch = (mjtNum*)calloc(npatch_slot + 1, sizeof(mjtNum));
   for (long k = 0; k <= nstep; k++) {
     if (k < nstep) {
       double t0 = now_seconds();
@@ -262,6 +291,7 @@ int main(int argc, char** argv) {
                 pending.potential, pending.penetration, pending.ncontact, pending.nstick,
                 pending.nslide, pending.nbreak, pending.iterations, pending.status);
         for (int i = 0; i < 7 * nfree; i++) fprintf(csv, ",%.17g", pending_pose[i]);
+        for (int i = 0; i < npatch_slot; i++) fprintf(csv, ",%.17g", pending_patch[i]);
         fprintf(csv, "\n");
       }
     }
@@ -270,6 +300,10 @@ int main(int argc, char** argv) {
     fill_row(&pending, m, d, registered, instance, o.stock);
     for (int i = 0; i < nfree; i++) {
       memcpy(pending_pose + 7 * i, d->qpos + free_qpos[i], 7 * sizeof(mjtNum));
+    }
+    if (npatch_slot) {
+      memcpy(pending_patch, d->plugin_state + m->plugin_stateadr[instance] + CUSP_NSTATE,
+             npatch_slot * sizeof(mjtNum));
     }
     if (pending.penetration > max_penetration) max_penetration = pending.penetration;
     if (pending.ncontact > contacts_max) contacts_max = pending.ncontact;
@@ -290,6 +324,8 @@ int main(int argc, char** argv) {
          energy_initial, energy_last, energy_max_increase, energy_max_step_increase,
          m->opt.timestep, mj_versionString());
   free(pending_pose);
+  free(pending_patch);
+  free(patch_body);
   free(free_qpos);
   free(free_body);
   free(registered);
