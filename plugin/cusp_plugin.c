@@ -12,6 +12,7 @@
 #include "patch.h"  // patch contact (issue 6)
 #include "lapack_shim.h"
 #include "lcp.h"
+#include "sensors.h"
 #include "visualize.h"
 
 int cusp_check_version(int library_version, int header_version, char* msg, int msg_sz) {
@@ -50,6 +51,12 @@ static int cusp_init(const mjModel* m, mjData* d, int instance) {
     free(inst);
     return -1;
   }
+  if (cusp_sensor_validate(m, instance, &inst->cfg, msg, sizeof(msg))) {
+    mju_warning("%s", msg);
+    cusp_config_free(&inst->cfg);
+    free(inst);
+    return -1;
+  }
   if (cusp_step_init(&inst->work, m, &inst->cfg)) {
     mju_warning("cusp.contact: out of memory for the step workspace");
     cusp_step_free(&inst->work);
@@ -80,11 +87,17 @@ static void cusp_reset(const mjModel* m, mjtNum* plugin_state, void* plugin_data
 }
 
 static void cusp_compute(const mjModel* m, mjData* d, int instance, int capability_bit) {
-  // contact impulses are applied in advance(); nothing to add to the passive forces
+  // contact impulses are applied in advance(): nothing to add to the passive forces; sensors
+  // report the last step's results
+  const cuspInstance* inst = get_instance(d, instance);
+  if (inst && (capability_bit & mjPLUGIN_SENSOR)) cusp_sensor_fill(m, d, instance, inst);
+}
+
+static int cusp_nsensordata(const mjModel* m, int instance, int sensor_id) {
   (void)m;
-  (void)d;
   (void)instance;
-  (void)capability_bit;
+  (void)sensor_id;
+  return CUSP_SENSOR_DIM;
 }
 
 static void cusp_advance(const mjModel* m, mjData* d, int instance) {
@@ -97,6 +110,7 @@ static void cusp_advance(const mjModel* m, mjData* d, int instance) {
                 d->time, (int)state[CUSP_STATE_STATUS],
                 cusp_lcp_status_string((cuspLcpStatus)state[CUSP_STATE_STATUS]));
   }
+  cusp_sensor_fill(m, d, instance, inst);  // so that after mj_step they are this step's
 }
 
 static void cusp_visualize(const mjModel* m, mjData* d, const mjvOption* opt, mjvScene* scn,
@@ -124,7 +138,9 @@ mjPLUGIN_LIB_INIT(cusp) {
   mjpPlugin plugin;
   mjp_defaultPlugin(&plugin);
   plugin.name = "cusp.contact";
-  plugin.capabilityflags = mjPLUGIN_PASSIVE;
+  plugin.capabilityflags = mjPLUGIN_PASSIVE | mjPLUGIN_SENSOR;
+  plugin.needstage = mjSTAGE_POS;  // sensors only copy the last step's results
+  plugin.nsensordata = cusp_nsensordata;
   plugin.nattribute = nkey;
   plugin.attributes = attributes;
   plugin.nstate = cusp_nstate;
