@@ -100,11 +100,10 @@ static void cusp_advance(const mjModel* m, mjData* d, int instance) {
 
 static void cusp_visualize(const mjModel* m, mjData* d, const mjvOption* opt, mjvScene* scn,
                            int instance) {
-  (void)opt;
   const cuspInstance* inst = get_instance(d, instance);
   if (!inst || !inst->cfg.visualize) return;
-  cusp_visualize_contacts(scn, inst->work.contacts, inst->work.ncontact, m->opt.timestep,
-                          inst->cfg.force_scale);
+  cusp_visualize_step(scn, opt, inst->work.contacts, inst->work.ncontact, inst->work.patch.patch,
+                      inst->work.patch.npatch, m->opt.timestep, inst->cfg.force_scale);
 }
 
 //---------------------------------- registration ---------------------------------------------------
