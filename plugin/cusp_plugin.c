@@ -74,6 +74,8 @@ static void cusp_reset(const mjModel* m, mjtNum* plugin_state, void* plugin_data
   cuspInstance* inst = (cuspInstance*)plugin_data;
   if (inst) {
     inst->warned = 0;
+    inst->last_steps = 0;
+    inst->next_time = 0;
     cusp_step_reset(&inst->work);
   }
 }
@@ -89,7 +91,13 @@ static void cusp_compute(const mjModel* m, mjData* d, int instance, int capabili
 static void cusp_advance(const mjModel* m, mjData* d, int instance) {
   mjtNum* state = d->plugin_state + m->plugin_stateadr[instance];
   cuspInstance* inst = get_instance(d, instance);
-  if (cusp_step(&inst->work, state, m, d, &inst->cfg) && !inst->warned) {
+  if (state[CUSP_STATE_STEPS] != inst->last_steps || d->time != inst->next_time) {
+    cusp_step_reset(&inst->work);  // state set from outside since the last step: no warm start
+  }
+  int failed = cusp_step(&inst->work, state, m, d, &inst->cfg);
+  inst->last_steps = state[CUSP_STATE_STEPS];
+  inst->next_time = d->time + m->opt.timestep;
+  if (failed && !inst->warned) {
     inst->warned = 1;
     mju_warning("cusp.contact: contact solve failed at t = %g s (status %d: %s); counted in "
                 "solver_failures, further failures of this instance are not reported",
