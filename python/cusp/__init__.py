@@ -24,8 +24,13 @@ import tempfile
 import threading
 from typing import Any
 
-import mujoco
-import numpy as np
+# Headless machines: MuJoCo's offscreen renderer through EGL (Mesa) unless told otherwise; must be
+# set before mujoco is imported. With a display (or under Xvfb) MuJoCo's default (GLFW) is kept.
+if "MUJOCO_GL" not in os.environ and not os.environ.get("DISPLAY"):
+    os.environ["MUJOCO_GL"] = "egl"
+
+import mujoco  # noqa: E402
+import numpy as np  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 PLUGIN_NAME = "cusp.contact"
@@ -145,19 +150,30 @@ def sim_command(scene: str | os.PathLike, seconds: float | None = None, stock: b
 
 
 def run(scene: str | os.PathLike, seconds: float = 2.0, stock: bool = False,
-        timestep: float | None = None, solver: str | None = None,
-        **overrides: Any) -> tuple[dict, dict]:
-    """Run a scene headless with cusp-sim. Returns (summary, series): the JSON summary and a dict
-    of numpy arrays, one per CSV column (see README: time, kinetic_J, potential_J, ...)."""
-    import numpy as np
+        timestep: float | None = None, solver: str | None = None, progress: bool = False,
+        **overrides: Any) -> tuple[dict, dict[str, np.ndarray]]:
+    """Run a scene headless with cusp-sim (``stock=True``: its stock twin).
 
+    Returns (summary, series): cusp-sim's JSON summary (dict) and its CSV as a dict of numpy
+    arrays, one per column in CSV order: time (s), kinetic_J, potential_J, max_penetration_m,
+    ncontact, nstick, nslide, nbreak, solver_iterations, solver_status, normal_force_N, then
+    ``<body>_x, _y, _z, _qw, _qx, _qy, _qz`` for every free body (see README). ``overrides`` are
+    config keys of the cusp.contact instance (``--set key=value``). ``progress``: a text progress
+    bar on stderr while it runs."""
     with tempfile.TemporaryDirectory() as tmp:
         csv_path = os.path.join(tmp, "run.csv")
         cmd = sim_command(scene, seconds, stock, timestep, csv_path, solver, overrides)
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise RuntimeError(f"cusp-sim failed ({done.returncode}): {done.stderr.strip()}")
-        summary = json.loads(done.stdout.strip().splitlines()[-1])
+        if progress:
+            from cusp.progress import run_with_progress
+
+            label = f"{pathlib.Path(scene).name} {'stock' if stock else 'cusp'}"
+            returncode, stdout, stderr = run_with_progress(cmd, csv_path, seconds, label)
+        else:
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            returncode, stdout, stderr = done.returncode, done.stdout, done.stderr
+        if returncode != 0:
+            raise RuntimeError(f"cusp-sim failed ({returncode}): {stderr.strip()}")
+        summary = json.loads(stdout.strip().splitlines()[-1])
         with open(csv_path) as f:
             text = f.read()
     rows = list(csv.reader(io.StringIO(text)))
@@ -167,9 +183,10 @@ def run(scene: str | os.PathLike, seconds: float = 2.0, stock: bool = False,
     return summary, series
 
 
-def compare(scene: str | os.PathLike, seconds: float = 2.0, **kwargs: Any) -> dict:
-    """Run a scene with cusp and as its stock twin; returns {"cusp": (summary, series),
-    "stock": (summary, series)}."""
+def compare(scene: str | os.PathLike, seconds: float = 2.0,
+            **kwargs: Any) -> dict[str, tuple[dict, dict[str, np.ndarray]]]:
+    """Run a scene with cusp and as its stock twin (same arguments as :func:`run`); returns
+    ``{"cusp": (summary, series), "stock": (summary, series)}``."""
     return {"cusp": run(scene, seconds, stock=False, **kwargs),
             "stock": run(scene, seconds, stock=True, **kwargs)}
 
@@ -306,9 +323,14 @@ def normal_force(model: mujoco.MjModel, data: mujoco.MjData, instance: int | Non
                                                 ctypes.c_void_p(data._address), index))
 
 
-def show_contacts(option: mujoco.MjvOption, points: bool = True, forces: bool = True) -> None:
+def show_contacts(option: mujoco.MjvOption, points: bool = True, forces: bool = True,
+                  transparent: bool | None = None) -> None:
     """Switch cusp's markers in a viewer or renderer option: contact points and ECPs follow
     MuJoCo's mjVIS_CONTACTPOINT flag, force arrows mjVIS_CONTACTFORCE (keys C and F in the
-    viewer)."""
+    viewer). ``transparent`` (default: on when any marker is) sets mjVIS_TRANSPARENT (key T), so
+    that markers under a body (the ECP of a patch) show through it."""
     option.flags[mujoco.mjtVisFlag.mjVIS_CONTACTPOINT] = int(points)
     option.flags[mujoco.mjtVisFlag.mjVIS_CONTACTFORCE] = int(forces)
+    if transparent is None:
+        transparent = points or forces
+    option.flags[mujoco.mjtVisFlag.mjVIS_TRANSPARENT] = int(transparent)
