@@ -1,6 +1,11 @@
 // Contact markers for the viewer.
 #include "visualize.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+#include "instance.h"
+
 #define CUSP_POINT_RADIUS 0.004   // m, sphere at a contact point
 #define CUSP_ECP_RADIUS 0.012     // m, disc at an ECP
 #define CUSP_ECP_HALFHEIGHT 0.0015  // m, its half thickness
@@ -93,4 +98,36 @@ void cusp_visualize_step(mjvScene* scn, const mjvOption* opt, const cuspContact*
   cusp_visualize_contacts(scn, contacts, ncontact, timestep, force_scale, draw_points,
                           draw_forces);
   cusp_visualize_patches(scn, patches, npatch, timestep, force_scale, draw_points, draw_forces);
+}
+
+int cusp_visualize_export(const mjModel* m, const mjData* d, int draw_points, int draw_forces,
+                          int max, int* type, float* size, float* pos, float* mat, float* rgba) {
+  if (max <= 0) return 0;
+  mjvScene scn;
+  memset(&scn, 0, sizeof(scn));
+  scn.geoms = (mjvGeom*)calloc(max, sizeof(mjvGeom));
+  if (!scn.geoms) return -1;
+  scn.maxgeom = max;
+  for (int i = 0; i < m->nplugin; i++) {
+    const mjpPlugin* plugin = mjp_getPluginAtSlot(m->plugin[i]);
+    if (!plugin || !plugin->name || strcmp(plugin->name, "cusp.contact")) continue;
+    const cuspInstance* inst = (const cuspInstance*)d->plugin_data[i];
+    if (!inst || !inst->cfg.visualize) continue;
+    const cuspStepWork* w = &inst->work;
+    cusp_visualize_contacts(&scn, w->contacts, w->ncontact, m->opt.timestep,
+                            inst->cfg.force_scale, draw_points, draw_forces);
+    cusp_visualize_patches(&scn, w->patch.patch, w->patch.npatch, m->opt.timestep,
+                           inst->cfg.force_scale, draw_points, draw_forces);
+  }
+  for (int k = 0; k < scn.ngeom; k++) {
+    const mjvGeom* g = scn.geoms + k;
+    type[k] = g->type;
+    memcpy(size + 3 * k, g->size, 3 * sizeof(float));
+    memcpy(pos + 3 * k, g->pos, 3 * sizeof(float));
+    memcpy(mat + 9 * k, g->mat, 9 * sizeof(float));
+    memcpy(rgba + 4 * k, g->rgba, 4 * sizeof(float));
+  }
+  int n = scn.ngeom;
+  free(scn.geoms);
+  return n;
 }

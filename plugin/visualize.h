@@ -39,6 +39,14 @@ void cusp_visualize_step(mjvScene* scn, const mjvOption* opt, const cuspContact*
                          int ncontact, const cuspPatch* patches, int npatch, mjtNum timestep,
                          mjtNum force_scale);
 
+// The markers every cusp.contact instance of d would draw, exported as plain arrays for viewers
+// that render a copy of mjData (MuJoCo's passive viewer copies mjData with mjv_copyData, whose
+// plugin instances are not the stepping ones): per marker k < returned count (at most max):
+// type[k] (mjtGeom), size[3k..], pos[3k..], mat[9k..], rgba[4k..] as in mjvGeom. Returns -1 if
+// out of memory.
+int cusp_visualize_export(const mjModel* m, const mjData* d, int draw_points, int draw_forces,
+                          int max, int* type, float* size, float* pos, float* mat, float* rgba);
+
 #ifdef __cplusplus
 }
 #endif

@@ -214,6 +214,9 @@ def _library() -> ctypes.CDLL:
         lib.cusp_contacts_count.restype = ip
         lib.cusp_contacts_copy.argtypes = [vp, vp, ip, ip, dp, dp, dp, dp, ipp, ipp, ipp, ipp]
         lib.cusp_contacts_copy.restype = ip
+        fp = ctypes.POINTER(ctypes.c_float)
+        lib.cusp_visualize_export.argtypes = [vp, vp, ip, ip, ip, ipp, fp, fp, fp, fp]
+        lib.cusp_visualize_export.restype = ip
         lib.cusp_contacts_normal_force.argtypes = [vp, vp, ip]
         lib.cusp_contacts_normal_force.restype = ctypes.c_double
         _lib = lib
@@ -334,3 +337,34 @@ def show_contacts(option: mujoco.MjvOption, points: bool = True, forces: bool = 
     if transparent is None:
         transparent = points or forces
     option.flags[mujoco.mjtVisFlag.mjVIS_TRANSPARENT] = int(transparent)
+
+
+def draw_markers(model: mujoco.MjModel, data: mujoco.MjData, option: mujoco.MjvOption,
+                 scene: mujoco.MjvScene) -> int:
+    """Put the markers cusp's visualize callback draws for ``data`` into ``scene`` (replacing
+    its geoms), switched by ``option``'s contact flags like the callback. For viewers that render
+    a copy of the mjData (MuJoCo's passive viewer: pass ``viewer.user_scn``), whose plugin
+    instances never step. Returns the number of markers."""
+    lib = _library()
+    cap = scene.maxgeom
+    kind = np.zeros(cap, dtype=np.int32)
+    size, pos = np.zeros((cap, 3), np.float32), np.zeros((cap, 3), np.float32)
+    mat, rgba = np.zeros((cap, 9), np.float32), np.zeros((cap, 4), np.float32)
+    flags = option.flags
+    fp = ctypes.POINTER(ctypes.c_float)
+    n = lib.cusp_visualize_export(
+        ctypes.c_void_p(model._address), ctypes.c_void_p(data._address),
+        int(flags[mujoco.mjtVisFlag.mjVIS_CONTACTPOINT]),
+        int(flags[mujoco.mjtVisFlag.mjVIS_CONTACTFORCE]), cap,
+        kind.ctypes.data_as(ctypes.POINTER(ctypes.c_int)), size.ctypes.data_as(fp),
+        pos.ctypes.data_as(fp), mat.ctypes.data_as(fp), rgba.ctypes.data_as(fp))
+    if n < 0:
+        raise MemoryError("cusp_visualize_export: out of memory")
+    scene.ngeom = 0
+    for k in range(n):
+        geom = scene.geoms[k]
+        mujoco.mjv_initGeom(geom, int(kind[k]), size[k].astype(float), pos[k].astype(float),
+                            mat[k].astype(float), rgba[k])
+        geom.category = mujoco.mjtCatBit.mjCAT_DECOR
+    scene.ngeom = n
+    return n

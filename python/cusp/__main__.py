@@ -20,7 +20,9 @@ import cusp
 
 def _view(args: argparse.Namespace) -> int:
     """MuJoCo's viewer (passive mode: this process steps the physics in real time), cusp's
-    markers switched on (keys C, F and T switch points, force arrows and transparency)."""
+    markers switched on (keys C, F and T switch points, force arrows and transparency). The
+    passive viewer renders its own copy of the mjData, whose plugin instance never steps, so the
+    markers of the stepping mjData are handed to it through its user scene."""
     import mujoco
     import mujoco.viewer
 
@@ -42,8 +44,13 @@ def _view(args: argparse.Namespace) -> int:
             with viewer.lock():
                 while data.time < wall:  # real time, at most the viewer's frame behind
                     mujoco.mj_step(model, data)
+                if not args.stock:
+                    cusp.draw_markers(model, data, viewer.opt, viewer.user_scn)
             viewer.sync()
             time.sleep(0.005)
+        viewer.close()
+        while viewer.is_running():  # let the render thread finish before the window goes
+            time.sleep(0.05)
     return 0
 
 
