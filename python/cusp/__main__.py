@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import time
@@ -31,7 +32,9 @@ def _view(args: argparse.Namespace) -> int:
     model = cusp.load_spec(args.scene, stock=args.stock).compile()
     data = mujoco.MjData(model)
     bodies = visual.registered_bodies(model, cusp.load_spec(args.scene))
-    with mujoco.viewer.launch_passive(model, data) as viewer:
+    ui = not args.hide_ui
+    with mujoco.viewer.launch_passive(model, data, show_left_ui=ui,
+                                      show_right_ui=ui) as viewer:
         with viewer.lock():
             cusp.show_contacts(viewer.opt, points=not args.hide_contacts,
                                forces=not args.hide_contacts)
@@ -48,9 +51,16 @@ def _view(args: argparse.Namespace) -> int:
                     cusp.draw_markers(model, data, viewer.opt, viewer.user_scn)
             viewer.sync()
             time.sleep(0.005)
+        timed_out = viewer.is_running()
         viewer.close()
         while viewer.is_running():  # let the render thread finish before the window goes
             time.sleep(0.05)
+    if timed_out:
+        # closed by --seconds: leave without the interpreter's teardown, where GLFW's atexit
+        # terminate can race the viewer's render thread (seen as a segfault under Xvfb)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     return 0
 
 
@@ -107,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     view = sub.add_parser("view", help="open a scene in MuJoCo's viewer with cusp loaded")
     view.add_argument("scene")
     view.add_argument("--stock", action="store_true", help="open the stock twin instead")
+    view.add_argument("--hide-ui", action="store_true", help="start without the side panels")
     view.add_argument("--seconds", type=float, help="close the viewer after T wall seconds")
     view.add_argument("--hide-contacts", action="store_true",
                       help="start with the contact markers off (keys C/F switch them)")
