@@ -82,6 +82,8 @@ static void cusp_reset(const mjModel* m, mjtNum* plugin_state, void* plugin_data
   cuspInstance* inst = (cuspInstance*)plugin_data;
   if (inst) {
     inst->warned = 0;
+    inst->last_steps = 0;
+    inst->next_time = 0;
     cusp_step_reset(&inst->work);
   }
 }
@@ -103,7 +105,13 @@ static int cusp_nsensordata(const mjModel* m, int instance, int sensor_id) {
 static void cusp_advance(const mjModel* m, mjData* d, int instance) {
   mjtNum* state = d->plugin_state + m->plugin_stateadr[instance];
   cuspInstance* inst = get_instance(d, instance);
-  if (cusp_step(&inst->work, state, m, d, &inst->cfg) && !inst->warned) {
+  if (state[CUSP_STATE_STEPS] != inst->last_steps || d->time != inst->next_time) {
+    cusp_step_reset(&inst->work);  // state set from outside since the last step: no warm start
+  }
+  int failed = cusp_step(&inst->work, state, m, d, &inst->cfg);
+  inst->last_steps = state[CUSP_STATE_STEPS];
+  inst->next_time = d->time + m->opt.timestep;
+  if (failed && !inst->warned) {
     inst->warned = 1;
     mju_warning("cusp.contact: contact solve failed at t = %g s (status %d: %s); counted in "
                 "solver_failures, further failures of this instance are not reported",
@@ -115,11 +123,10 @@ static void cusp_advance(const mjModel* m, mjData* d, int instance) {
 
 static void cusp_visualize(const mjModel* m, mjData* d, const mjvOption* opt, mjvScene* scn,
                            int instance) {
-  (void)opt;
   const cuspInstance* inst = get_instance(d, instance);
   if (!inst || !inst->cfg.visualize) return;
-  cusp_visualize_contacts(scn, inst->work.contacts, inst->work.ncontact, m->opt.timestep,
-                          inst->cfg.force_scale);
+  cusp_visualize_step(scn, opt, inst->work.contacts, inst->work.ncontact, inst->work.patch.patch,
+                      inst->work.patch.npatch, m->opt.timestep, inst->cfg.force_scale);
 }
 
 //---------------------------------- registration ---------------------------------------------------

@@ -34,6 +34,10 @@ typedef struct cuspInstance_ {
   cuspConfig cfg;      // validated configuration
   cuspStepWork work;   // per-step workspace and last step's contacts
   int warned;          // one warning per instance for numerical trouble
+  // what the last step left, to notice a state set from outside (mj_setState, mujoco.rollout):
+  // the warm start is then dropped, so results depend on the mjData's state alone
+  mjtNum last_steps;   // state[CUSP_STATE_STEPS] after the last step
+  mjtNum next_time;    // s, d->time the next step will see if nobody sets the state
 } cuspInstance;
 
 // version check: 0 if the library and headers agree, else -1 and a message with both

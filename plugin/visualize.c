@@ -1,6 +1,17 @@
 // Contact markers for the viewer.
 #include "visualize.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+#include "instance.h"
+
+#define CUSP_POINT_RADIUS 0.004   // m, sphere at a contact point
+#define CUSP_ECP_RADIUS 0.012     // m, disc at an ECP
+#define CUSP_ECP_HALFHEIGHT 0.0015  // m, its half thickness
+#define CUSP_ARROW_WIDTH 0.002    // m
+#define CUSP_MIN_ARROW 1e-6       // m, shorter arrows are not drawn
+
 void cusp_mode_rgba(float rgba[4], int mode) {
   static const float colour[3][4] = {
       {0.1f, 0.8f, 0.1f, 1},  // break: green
@@ -11,24 +22,112 @@ void cusp_mode_rgba(float rgba[4], int mode) {
   for (int i = 0; i < 4; i++) rgba[i] = colour[k][i];
 }
 
+static mjvGeom* next_geom(mjvScene* scn) {
+  if (scn->ngeom >= scn->maxgeom) return NULL;
+  return scn->geoms + scn->ngeom++;
+}
+
+static void add_sphere(mjvScene* scn, const mjtNum pos[3], const float rgba[4]) {
+  mjvGeom* g = next_geom(scn);
+  if (!g) return;
+  const mjtNum size[3] = {CUSP_POINT_RADIUS, CUSP_POINT_RADIUS, CUSP_POINT_RADIUS};
+  mjv_initGeom(g, mjGEOM_SPHERE, size, pos, NULL, rgba);
+  g->category = mjCAT_DECOR;
+}
+
+// flat cylinder centred at pos whose axis is the unit normal n (frame rows t, o, n)
+static void add_disc(mjvScene* scn, const mjtNum pos[3], const mjtNum frame[9],
+                     const float rgba[4]) {
+  mjvGeom* g = next_geom(scn);
+  if (!g) return;
+  const mjtNum size[3] = {CUSP_ECP_RADIUS, CUSP_ECP_RADIUS, CUSP_ECP_HALFHEIGHT};
+  mjtNum mat[9];  // columns t, o, n: the cylinder's local z along n
+  for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 3; j++) mat[3 * i + j] = frame[3 * j + i];
+  }
+  mjv_initGeom(g, mjGEOM_CYLINDER, size, pos, mat, rgba);
+  g->category = mjCAT_DECOR;
+}
+
+// arrow from pos along the unit normal n, force_scale (m/N) times force (N) long
+static void add_arrow(mjvScene* scn, const mjtNum pos[3], const mjtNum n[3], mjtNum force,
+                      mjtNum force_scale, const float rgba[4]) {
+  mjtNum length = force_scale * force;  // m
+  if (length <= CUSP_MIN_ARROW) return;
+  mjvGeom* g = next_geom(scn);
+  if (!g) return;
+  mjtNum tip[3];
+  mju_addScl3(tip, pos, n, length);
+  mjv_initGeom(g, mjGEOM_ARROW, NULL, NULL, NULL, rgba);
+  mjv_connector(g, mjGEOM_ARROW, CUSP_ARROW_WIDTH, pos, tip);
+  g->category = mjCAT_DECOR;
+}
+
 void cusp_visualize_contacts(mjvScene* scn, const cuspContact* c, int n, mjtNum timestep,
-                             mjtNum force_scale) {
+                             mjtNum force_scale, int draw_points, int draw_forces) {
   for (int i = 0; i < n; i++) {
     float rgba[4];
     cusp_mode_rgba(rgba, c[i].mode);
-    if (scn->ngeom >= scn->maxgeom) return;
-    mjvGeom* point = scn->geoms + scn->ngeom++;
-    const mjtNum size[3] = {0.004, 0.004, 0.004};
-    mjv_initGeom(point, mjGEOM_SPHERE, size, c[i].pos, NULL, rgba);
-    point->category = mjCAT_DECOR;
-    mjtNum force = c[i].impulse_n / timestep;  // N
-    mjtNum length = force_scale * force;       // m
-    if (length <= 1e-6 || scn->ngeom >= scn->maxgeom) continue;
-    mjvGeom* arrow = scn->geoms + scn->ngeom++;
-    mjtNum tip[3];
-    mju_addScl3(tip, c[i].pos, c[i].frame + 6, length);
-    mjv_initGeom(arrow, mjGEOM_ARROW, NULL, NULL, NULL, rgba);
-    mjv_connector(arrow, mjGEOM_ARROW, 0.002, c[i].pos, tip);
-    arrow->category = mjCAT_DECOR;
+    if (draw_points) add_sphere(scn, c[i].pos, rgba);
+    if (draw_forces) add_arrow(scn, c[i].pos, c[i].frame + 6, c[i].impulse_n / timestep,
+                               force_scale, rgba);
   }
+}
+
+void cusp_visualize_patches(mjvScene* scn, const cuspPatch* p, int n, mjtNum timestep,
+                            mjtNum force_scale, int draw_points, int draw_forces) {
+  for (int i = 0; i < n; i++) {
+    if (p[i].source >= 0) continue;  // a disk contact, drawn with the contacts
+    float rgba[4];
+    cusp_mode_rgba(rgba, p[i].mode);
+    const mjtNum* at = p[i].Ln > 0 ? p[i].ecp : p[i].origin;
+    if (draw_points) {
+      if (p[i].kind == CUSP_PATCH_SURFACE) add_disc(scn, at, p[i].frame, rgba);
+      else add_sphere(scn, at, rgba);
+    }
+    if (draw_forces) add_arrow(scn, at, p[i].frame + 6, p[i].Ln / timestep, force_scale, rgba);
+  }
+}
+
+void cusp_visualize_step(mjvScene* scn, const mjvOption* opt, const cuspContact* contacts,
+                         int ncontact, const cuspPatch* patches, int npatch, mjtNum timestep,
+                         mjtNum force_scale) {
+  int draw_points = opt->flags[mjVIS_CONTACTPOINT] != 0;
+  int draw_forces = opt->flags[mjVIS_CONTACTFORCE] != 0;
+  if (!draw_points && !draw_forces) return;
+  cusp_visualize_contacts(scn, contacts, ncontact, timestep, force_scale, draw_points,
+                          draw_forces);
+  cusp_visualize_patches(scn, patches, npatch, timestep, force_scale, draw_points, draw_forces);
+}
+
+int cusp_visualize_export(const mjModel* m, const mjData* d, int draw_points, int draw_forces,
+                          int max, int* type, float* size, float* pos, float* mat, float* rgba) {
+  if (max <= 0) return 0;
+  mjvScene scn;
+  memset(&scn, 0, sizeof(scn));
+  scn.geoms = (mjvGeom*)calloc(max, sizeof(mjvGeom));
+  if (!scn.geoms) return -1;
+  scn.maxgeom = max;
+  for (int i = 0; i < m->nplugin; i++) {
+    const mjpPlugin* plugin = mjp_getPluginAtSlot(m->plugin[i]);
+    if (!plugin || !plugin->name || strcmp(plugin->name, "cusp.contact")) continue;
+    const cuspInstance* inst = (const cuspInstance*)d->plugin_data[i];
+    if (!inst || !inst->cfg.visualize) continue;
+    const cuspStepWork* w = &inst->work;
+    cusp_visualize_contacts(&scn, w->contacts, w->ncontact, m->opt.timestep,
+                            inst->cfg.force_scale, draw_points, draw_forces);
+    cusp_visualize_patches(&scn, w->patch.patch, w->patch.npatch, m->opt.timestep,
+                           inst->cfg.force_scale, draw_points, draw_forces);
+  }
+  for (int k = 0; k < scn.ngeom; k++) {
+    const mjvGeom* g = scn.geoms + k;
+    type[k] = g->type;
+    memcpy(size + 3 * k, g->size, 3 * sizeof(float));
+    memcpy(pos + 3 * k, g->pos, 3 * sizeof(float));
+    memcpy(mat + 9 * k, g->mat, 9 * sizeof(float));
+    memcpy(rgba + 4 * k, g->rgba, 4 * sizeof(float));
+  }
+  int n = scn.ngeom;
+  free(scn.geoms);
+  return n;
 }

@@ -233,6 +233,7 @@ int CountMarkers(const mjModel* m, mjData* d, int mode) {
   mjv_makeScene(m, &scn, 1000);
   mjvOption opt;
   mjv_defaultOption(&opt);
+  opt.flags[mjVIS_CONTACTPOINT] = 1;  // cusp draws its points under MuJoCo's contact-point flag
   mjvCamera cam;
   mjv_defaultCamera(&cam);
   mjv_updateScene(m, d, &opt, nullptr, &cam, mjCAT_ALL, &scn);

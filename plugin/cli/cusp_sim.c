@@ -5,9 +5,11 @@
 //
 // The scene starts from its first keyframe if it has one (initial velocities, e.g. a spinning disk).
 // CSV: one row per step, the state after the step: time, kinetic_J, potential_J,
-// max_penetration_m, ncontact, nstick, nslide, nbreak, solver_iterations, solver_status, then
-// <body>_x,_y,_z,_qw,_qx,_qy,_qz for every body with a free joint, then, in cusp mode only, the
-// patch observables of every registered rigid body (config `bodies` order):
+// max_penetration_m, ncontact, nstick, nslide, nbreak, solver_iterations, solver_status,
+// normal_force_N (total normal force of the registered contacts: cusp's impulses / h, or
+// mj_contactForce's normal components in stock mode), then <body>_x,_y,_z,_qw,_qx,_qy,_qz for
+// every body with a free joint, then, in cusp mode only, the patch observables of every
+// registered rigid body (config `bodies` order):
 // <body>_Ln,_Lt,_Lo,_Lr,_s,_rho_t,_rho_r,_ecp_x,_ecp_y,_ecp_z,_mode (units in patch.h; the body's
 // surface patch with the largest normal impulse; all 0 without one). The contact columns describe
 // the step that produced the row's state. In stock mode ncontact and max_penetration_m come from
@@ -22,6 +24,7 @@
 #include <mujoco/mujoco.h>
 
 #include "config.h"
+#include "contacts_api.h"
 #include "instance.h"
 #include "patch.h"
 #include "stock_twin.h"
@@ -120,6 +123,7 @@ static int registered_geoms(char* mask, const mjModel* m) {
 
 typedef struct Row_ {
   double time, kinetic, potential, penetration;
+  double normal_force;  // N, total normal force of the registered contacts in the step
   int ncontact, nstick, nslide, nbreak, iterations, status;
 } Row;
 
@@ -136,12 +140,18 @@ static void fill_row(Row* r, const mjModel* m, const mjData* d, const char* regi
     r->nbreak = (int)s[CUSP_STATE_NBREAK];
     r->iterations = (int)s[CUSP_STATE_ITERATIONS];
     r->status = (int)s[CUSP_STATE_STATUS];
+    r->normal_force = cusp_contacts_normal_force(m, d, instance);
   } else {
     for (int i = 0; i < d->ncon; i++) {
       const mjContact* c = d->contact + i;
       if (!(registered[c->geom[0]] || registered[c->geom[1]])) continue;
       r->ncontact++;
       if (-c->dist > r->penetration) r->penetration = -c->dist;
+      if (c->efc_address >= 0) {
+        mjtNum wrench[6];  // contact frame: normal force first
+        mj_contactForce(m, d, i, wrench);
+        r->normal_force += wrench[0];
+      }
     }
     r->iterations = d->solver_niter[0];
   }
@@ -240,7 +250,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     fprintf(csv, "time,kinetic_J,potential_J,max_penetration_m,ncontact,nstick,nslide,nbreak,"
-                 "solver_iterations,solver_status");
+                 "solver_iterations,solver_status,normal_force_N");
     static const char* suffix[7] = {"x", "y", "z", "qw", "qx", "qy", "qz"};
     for (int i = 0; i < nfree; i++) {
       const char* name = mj_id2name(m, mjOBJ_BODY, free_body[i]);
@@ -287,9 +297,10 @@ int main(int argc, char** argv) {
         energy_max_step_increase = energy - energy_last;
       }
       if (csv) {
-        fprintf(csv, "%.9g,%.17g,%.17g,%.9g,%d,%d,%d,%d,%d,%d", pending.time, pending.kinetic,
-                pending.potential, pending.penetration, pending.ncontact, pending.nstick,
-                pending.nslide, pending.nbreak, pending.iterations, pending.status);
+        fprintf(csv, "%.9g,%.17g,%.17g,%.9g,%d,%d,%d,%d,%d,%d,%.9g", pending.time,
+                pending.kinetic, pending.potential, pending.penetration, pending.ncontact,
+                pending.nstick, pending.nslide, pending.nbreak, pending.iterations, pending.status,
+                pending.normal_force);
         for (int i = 0; i < 7 * nfree; i++) fprintf(csv, ",%.17g", pending_pose[i]);
         for (int i = 0; i < npatch_slot; i++) fprintf(csv, ",%.17g", pending_patch[i]);
         fprintf(csv, "\n");

@@ -15,7 +15,7 @@ SCENE = REPO / "mjcf" / "disk_drop.xml"
 SIM = REPO / "build" / "cusp-sim"
 
 CSV_COLUMNS = ["time", "kinetic_J", "potential_J", "max_penetration_m", "ncontact", "nstick",
-               "nslide", "nbreak", "solver_iterations", "solver_status"]
+               "nslide", "nbreak", "solver_iterations", "solver_status", "normal_force_N"]
 JSON_FIELDS = ["scene", "mode", "steps", "sim_seconds", "wall_seconds", "us_per_step",
                "max_penetration_m", "contacts_max", "solver_failures", "energy_initial_J",
                "energy_final_J", "energy_max_increase_J"]

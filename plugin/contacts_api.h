@@ -1,0 +1,48 @@
+// A small C API that copies the last step's contact results of one cusp.contact instance out of
+// an mjData, for tools that do not link against the plugin's internals (Python: cusp.contacts(),
+// through ctypes). One record per contact:
+//   disk contacts (cuspContact)                kind CUSP_RECORD_DISK
+//   patches the patch detector found itself    kind CUSP_RECORD_PATCH (surface: ECP + torsion)
+//                                              or CUSP_RECORD_POINT (rigid point contact)
+// Disk contacts that took part in a patch solve are reported once, as disk records (their
+// impulses are written back by the patch step).
+#ifndef CUSP_PLUGIN_CONTACTS_API_H_
+#define CUSP_PLUGIN_CONTACTS_API_H_
+
+#include <mujoco/mujoco.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum cuspRecordKind_ {
+  CUSP_RECORD_DISK = 0,
+  CUSP_RECORD_PATCH,
+  CUSP_RECORD_POINT
+} cuspRecordKind;
+
+// Number of contact records of plugin instance `instance` in d after the last step; -1 if the
+// instance index is out of range, is not a cusp.contact instance, or has no per-mjData state.
+int cusp_contacts_count(const mjModel* m, const mjData* d, int instance);
+
+// Copy at most `capacity` records; every output array may be NULL (not written). Per record i:
+//   pos[3i..]      m       contact point (disk, point) or ECP (patch), world
+//   frame[9i..]    -       rows t, o, n; n (unit) points from geom[1] towards geom[0]
+//   impulse[4i..]  N s     normal, along t, along o; N m s torsion about n (0 unless patch)
+//   gap[i]         m       signed gap at q* (< 0: penetration); patches: the smallest vertex gap
+//   mode[i]                cuspContactMode (0 break, 1 stick, 2 slide)
+//   kind[i]                cuspRecordKind
+//   geom[2i..], body[2i..] the registered geom/body first, the one it touches second
+// Returns the number of records written, or -1 as cusp_contacts_count.
+int cusp_contacts_copy(const mjModel* m, const mjData* d, int instance, int capacity,
+                       double* pos, double* frame, double* impulse, double* gap, int* mode,
+                       int* kind, int* geom, int* body);
+
+// N, sum of the normal impulses of every record divided by the time step (the total normal
+// contact force the instance applied in the last step); 0 if the instance is not found.
+double cusp_contacts_normal_force(const mjModel* m, const mjData* d, int instance);
+
+#ifdef __cplusplus
+}
+#endif
+#endif  // CUSP_PLUGIN_CONTACTS_API_H_

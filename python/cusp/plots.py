@@ -1,0 +1,201 @@
+"""Cusp-vs-stock comparison pictures and summary (``python -m cusp compare``): penetration,
+kinetic + potential energy, total normal contact force, the stick/slide/break timeline as coloured
+bands, and the trajectories of the free bodies, cusp and stock on the same axes."""
+from __future__ import annotations
+
+import os
+import pathlib
+from typing import Any
+
+import numpy as np
+
+import cusp
+
+Series = dict[str, np.ndarray]
+RUN_STYLE = {"cusp": dict(color="tab:blue", lw=1.6), "stock": dict(color="tab:orange", lw=1.2,
+                                                                    ls="--")}
+#: timeline colours: the viewer's marker colours, grey for "in contact" without modes (stock)
+BAND_COLOURS = {"stick": (0.1, 0.3, 1.0), "slide": (1.0, 0.1, 0.1), "break": (0.1, 0.8, 0.1),
+                "contact": (0.55, 0.55, 0.55)}
+PLOTS = ("penetration", "energy", "contact_force", "modes", "trajectory")
+
+
+def timeline(series: Series) -> np.ndarray:
+    """Per step: the contact state as a label, '' for no contact. cusp: 'slide' if any kept
+    contact slides, else 'stick' if any sticks, else 'break' (contacts without impulse); per-body
+    ``<body>_mode`` columns (if the CSV has them) are used the same way. Stock MuJoCo has no modes:
+    'contact' while it has contacts on registered geoms."""
+    n = len(series["time"])
+    mode_cols = [k for k in series if k.endswith("_mode")]
+    nstick = series["nstick"].copy()
+    nslide = series["nslide"].copy()
+    nbreak = series["nbreak"].copy()
+    for col in mode_cols:
+        nstick += series[col] == cusp.MODE_STICK
+        nslide += series[col] == cusp.MODE_SLIDE
+    labels = np.full(n, "", dtype=object)
+    contact = series["ncontact"] > 0
+    has_modes = (nstick + nslide + nbreak) > 0
+    labels[contact & ~has_modes] = "contact"
+    labels[contact & (nbreak > 0)] = "break"
+    labels[nstick > 0] = "stick"
+    labels[nslide > 0] = "slide"
+    return labels
+
+
+def _bands(ax: Any, time: np.ndarray, labels: np.ndarray, y: float, height: float) -> None:
+    start = 0
+    for i in range(1, len(labels) + 1):
+        if i == len(labels) or labels[i] != labels[start]:
+            if labels[start]:
+                t0 = time[start - 1] if start else 0.0
+                ax.broken_barh([(t0, time[i - 1] - t0)], (y, height),
+                               facecolors=[BAND_COLOURS[labels[start]]])
+            start = i
+
+
+def free_bodies(series: Series) -> list[str]:
+    """Names of the free bodies whose poses the CSV carries (``<body>_x`` columns)."""
+    return [k[:-2] for k in series if k.endswith("_x") and k[:-2] + "_qw" in series]
+
+
+def _draw(name: str, ax: Any, runs: dict[str, tuple[dict, Series]]) -> None:
+    if name == "modes":
+        for row, (label, (_, s)) in enumerate(runs.items()):
+            _bands(ax, s["time"], timeline(s), row + 0.1, 0.8)
+        ax.set_yticks([0.5 + i for i in range(len(runs))], list(runs))
+        ax.set_ylim(0, len(runs) + 0.9)  # headroom for the legend
+        from matplotlib.patches import Patch
+
+        ax.legend(handles=[Patch(color=c, label=k) for k, c in BAND_COLOURS.items()],
+                  loc="upper right", ncol=4, fontsize=7, framealpha=0.8)
+        ax.set_title("contact mode timeline")
+        return
+    for label, (_, s) in runs.items():
+        t = s["time"]
+        style = RUN_STYLE.get(label, {})
+        if name == "penetration":
+            ax.plot(t, 1e3 * s["max_penetration_m"], label=label, **style)
+            ax.set_ylabel("max penetration (mm)")
+        elif name == "energy":
+            ax.plot(t, s["kinetic_J"] + s["potential_J"], label=f"{label} KE+PE", **style)
+            ax.plot(t, s["kinetic_J"], label=f"{label} KE", alpha=0.6,
+                    **{**style, "lw": 0.8, "ls": ":"})
+            ax.set_ylabel("energy (J)")
+        elif name == "contact_force":
+            if "normal_force_N" in s:
+                ax.plot(t, s["normal_force_N"], label=label, **style)
+            ax.set_ylabel("total normal force (N)")
+        elif name == "trajectory":
+            for body in free_bodies(s):
+                for axis, shade in zip("xyz", (1.0, 0.7, 0.45)):
+                    ax.plot(t, s[f"{body}_{axis}"], label=f"{label} {body}.{axis}",
+                            alpha=shade, **style)
+            ax.set_ylabel("position (m)")
+    ax.set_title({"penetration": "penetration of registered contacts",
+                  "energy": "kinetic + potential energy", "contact_force": "contact force",
+                  "trajectory": "free-body trajectories"}[name])
+    ax.legend(fontsize=7, loc="best")
+
+
+def plot(runs: dict[str, tuple[dict, Series]], out_dir: str | os.PathLike, title: str = "",
+         which: tuple[str, ...] = PLOTS, singles: bool = True, overview: bool = True,
+         dpi: int = 90) -> list[pathlib.Path]:
+    """Write one PNG per plot in ``which`` (``<name>.png``) if ``singles`` and, if ``overview``,
+    all of them stacked in ``overview.png``. ``runs``: {"cusp": (summary, series), "stock": ...} as returned
+    by :func:`cusp.compare`. Returns the files written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = pathlib.Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in which if singles else ():
+        fig, ax = plt.subplots(figsize=(7, 3.2 if name != "modes" else 1.8))
+        _draw(name, ax, runs)
+        ax.set_xlabel("time (s)")
+        fig.suptitle(title, fontsize=9)
+        fig.tight_layout()
+        path = out / f"{name}.png"
+        fig.savefig(path, dpi=dpi)
+        plt.close(fig)
+        written.append(path)
+    if overview:
+        heights = [0.6 if n == "modes" else 1.0 for n in which]
+        fig, axes = plt.subplots(len(which), 1, figsize=(7, 2.3 * sum(heights) + 0.6),
+                                 sharex=True, gridspec_kw=dict(height_ratios=heights))
+        for name, ax in zip(which, np.atleast_1d(axes)):
+            _draw(name, ax, runs)
+        np.atleast_1d(axes)[-1].set_xlabel("time (s)")
+        fig.suptitle(title, fontsize=10)
+        fig.tight_layout()
+        path = out / "overview.png"
+        fig.savefig(path, dpi=dpi)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def metrics(summary: dict, series: Series) -> dict[str, Any]:
+    """Numbers of one run for the summary table."""
+    labels = timeline(series)
+    n = max(len(labels), 1)
+    row = {
+        "max penetration (mm)": 1e3 * summary["max_penetration_m"],
+        "energy max increase (J)": summary["energy_max_increase_J"],
+        "energy final (J)": summary["energy_final_J"],
+        "mean normal force (N)": float(np.mean(series["normal_force_N"]))
+        if "normal_force_N" in series else float("nan"),
+        "steps stick / slide / break / contact without mode / none (%)": " / ".join(
+            f"{100 * np.count_nonzero(labels == k) / n:.0f}"
+            for k in ("stick", "slide", "break", "contact", "")),
+        "solver failures": summary["solver_failures"],
+        "us per step": summary["us_per_step"],
+    }
+    for body in free_bodies(series):
+        row[f"{body} final x, y, z (m)"] = ", ".join(
+            f"{series[f'{body}_{a}'][-1]:.4f}" for a in "xyz")
+    return row
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def summary_table(runs: dict[str, tuple[dict, Series]]) -> str:
+    """A Markdown table: one row per metric, one column per run."""
+    rows = {label: metrics(*run) for label, run in runs.items()}
+    keys = list(dict.fromkeys(k for r in rows.values() for k in r))
+    lines = ["| | " + " | ".join(rows) + " |", "|---|" + "---|" * len(rows)]
+    for key in keys:
+        lines.append(f"| {key} | " + " | ".join(_fmt(r.get(key, "")) for r in rows.values()) + " |")
+    return "\n".join(lines)
+
+
+def write_summary(runs: dict[str, tuple[dict, Series]], scene: str | os.PathLike,
+                  seconds: float, out_dir: str | os.PathLike,
+                  pictures: list[pathlib.Path]) -> pathlib.Path:
+    """Write ``summary.md`` in out_dir: the table and links to the pictures."""
+    out = pathlib.Path(out_dir)
+    text = [f"# {pathlib.Path(scene).name}: cusp vs stock MuJoCo, {seconds:g} s", "",
+            summary_table(runs), ""]
+    text += [f"![{p.stem}]({p.name})" for p in pictures]
+    path = out / "summary.md"
+    path.write_text("\n".join(text) + "\n")
+    return path
+
+
+def compare_to_dir(scene: str | os.PathLike, out_dir: str | os.PathLike, seconds: float = 2.0,
+                   progress: bool = True, overview_only: bool = False,
+                   **kwargs: Any) -> dict[str, tuple[dict, Series]]:
+    """Run a scene with cusp and stock (:func:`cusp.compare`), write the PNGs and summary.md to
+    out_dir; returns the runs."""
+    runs = cusp.compare(scene, seconds, progress=progress, **kwargs)
+    title = f"{pathlib.Path(scene).name}: cusp (solid) vs stock (dashed)"
+    pictures = plot(runs, out_dir, title=title, singles=not overview_only)
+    write_summary(runs, scene, seconds, out_dir, pictures)
+    return runs

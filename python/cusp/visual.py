@@ -1,0 +1,145 @@
+"""Pictures of contact: a camera framed on the registered bodies, offscreen rendering of a scene
+with cusp's contact markers (MuJoCo's Renderer; EGL or OSMesa on headless machines), PNG and MP4
+output (MP4 through Debian's ffmpeg)."""
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import subprocess
+from typing import Iterator
+
+import mujoco
+import numpy as np
+
+import cusp
+from cusp.progress import Progress
+
+
+def registered_bodies(model: mujoco.MjModel, spec: mujoco.MjSpec) -> list[int]:
+    """Body ids of the geoms a scene registers with cusp (empty for a model without cusp)."""
+    ids = []
+    for geom in cusp.registered_geoms(spec):
+        body = model.geom(geom.name).bodyid[0] if geom.name else None
+        if body is not None and body not in ids:
+            ids.append(int(body))
+    return ids
+
+
+def frame_camera(model: mujoco.MjModel, data: mujoco.MjData, bodies: list[int],
+                 camera: mujoco.MjvCamera) -> None:
+    """Point a free camera at the bodies (all bodies if empty), from above at an angle, far enough
+    to hold them: lookat = their centroid, distance = 3.5 x (their spread + largest geom)."""
+    mujoco.mjv_defaultFreeCamera(model, camera)
+    mujoco.mj_forward(model, data)
+    ids = bodies or list(range(1, model.nbody))
+    if not ids:
+        return
+    points = data.xpos[ids]
+    centre = points.mean(axis=0)
+    spread = float(np.max(np.linalg.norm(points - centre, axis=1)))
+    size = max([float(model.geom_rbound[g]) for g in range(model.ngeom)
+                if model.geom_bodyid[g] in ids] + [0.02])
+    camera.lookat[:] = centre
+    camera.distance = 3.5 * (spread + size)
+    camera.azimuth = 135.0
+    camera.elevation = -30.0
+
+
+def frames(scene: str | os.PathLike, seconds: float, fps: float = 30.0, width: int = 640,
+           height: int = 480, stock: bool = False, markers: bool = True,
+           progress: bool = False) -> Iterator[tuple[float, np.ndarray]]:
+    """Simulate a scene and yield (time s, RGB image (height, width, 3) uint8) every 1/fps
+    seconds of simulated time, from t = 0 to ``seconds``, with cusp's contact markers (points,
+    ECPs, force arrows) unless ``markers`` is False or the scene is the stock twin (then MuJoCo's
+    own contact points and forces are drawn)."""
+    spec = cusp.load_spec(scene, stock=stock)
+    bodies_spec = cusp.load_spec(scene)  # registered geoms are read from the cusp scene
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    camera = mujoco.MjvCamera()
+    bodies = registered_bodies(model, bodies_spec)
+    frame_camera(model, data, bodies, camera)
+    option = mujoco.MjvOption()
+    cusp.show_contacts(option, points=markers, forces=markers)
+    steps_per_frame = max(1, int(round(1.0 / (fps * model.opt.timestep))))
+    nframe = int(np.floor(seconds * fps + 1e-9)) + 1
+    with mujoco.Renderer(model, height, width) as renderer:
+        bar = Progress(nframe, f"render {pathlib.Path(scene).name}") if progress else None
+        try:
+            if bar:
+                bar.__enter__()
+            for k in range(nframe):
+                if k:
+                    mujoco.mj_step(model, data, steps_per_frame)
+                if bodies:  # follow the registered bodies
+                    camera.lookat[:] = data.xpos[bodies].mean(axis=0)
+                renderer.update_scene(data, camera, option)
+                yield data.time, renderer.render().copy()
+                if bar:
+                    bar.update(k + 1)
+        finally:
+            if bar:
+                bar.__exit__(None, None, None)
+
+
+def save_png(image: np.ndarray, path: str | os.PathLike) -> None:
+    """Write an RGB uint8 image as PNG (matplotlib's writer, no other dependency)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.image
+
+    matplotlib.image.imsave(str(path), image)
+
+
+def render(scene: str | os.PathLike, out: str | os.PathLike, seconds: float = 2.0,
+           fps: float = 30.0, width: int = 640, height: int = 480, stock: bool = False,
+           markers: bool = True, progress: bool = True) -> pathlib.Path:
+    """Render a scene headless to ``out``: ``.png`` (the frame at ``seconds``) or ``.mp4``
+    (every frame from 0 to ``seconds`` at ``fps``, H.264 through ffmpeg). Returns the path."""
+    out = pathlib.Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix.lower() == ".png":
+        last = None
+        for _, image in frames(scene, seconds, fps, width, height, stock, markers, progress):
+            last = image
+        save_png(last, out)
+        return out
+    if out.suffix.lower() != ".mp4":
+        raise ValueError(f"render: output '{out}' must end in .png or .mp4")
+    ffmpeg = shutil.which("ffmpeg")
+    if ffmpeg is None:
+        raise RuntimeError("render: writing .mp4 needs ffmpeg (Debian package ffmpeg, installed "
+                           "by scripts/bootstrap); write .png instead")
+    cmd = [ffmpeg, "-y", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24",
+           "-s", f"{width}x{height}", "-r", f"{fps:g}", "-i", "-", "-an", "-c:v", "libx264",
+           "-pix_fmt", "yuv420p", str(out)]
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        for _, image in frames(scene, seconds, fps, width, height, stock, markers, progress):
+            proc.stdin.write(np.ascontiguousarray(image).tobytes())
+    finally:
+        proc.stdin.close()
+        err = proc.stderr.read().decode()
+        proc.wait()
+    if proc.returncode != 0:
+        raise RuntimeError(f"render: ffmpeg failed ({proc.returncode}): {err.strip()}")
+    return out
+
+
+def marker_pixels(image: np.ndarray, mode: int, hue_tolerance: float = 15.0,
+                  min_saturation: float = 0.45, min_value: float = 0.25) -> int:
+    """Number of pixels that have the hue of a mode's marker (stick blue, slide red, break green)
+    within ``hue_tolerance`` degrees, and are saturated and bright enough to be a marker rather
+    than grey scenery (shading changes value, not hue). Used by tests to find markers in
+    pictures."""
+    rgb = {cusp.MODE_BREAK: (0.1, 0.8, 0.1), cusp.MODE_STICK: (0.1, 0.3, 1.0),
+           cusp.MODE_SLIDE: (1.0, 0.1, 0.1)}[mode]
+    import matplotlib.colors
+
+    want = float(matplotlib.colors.rgb_to_hsv(np.array(rgb))[0]) * 360.0
+    hsv = matplotlib.colors.rgb_to_hsv(image[..., :3].astype(float) / 255.0)
+    delta = np.abs((hsv[..., 0] * 360.0 - want + 180.0) % 360.0 - 180.0)
+    hit = (delta <= hue_tolerance) & (hsv[..., 1] >= min_saturation) & (hsv[..., 2] >= min_value)
+    return int(np.count_nonzero(hit))
