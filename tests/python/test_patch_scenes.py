@@ -283,6 +283,28 @@ def test_box_on_box_stack_rests():
     assert abs(up[ECP_Z] - 0.05) <= 1e-4  # on the top face of the lower box
 
 
+@pytest.mark.parametrize("order", ["lower upper", "upper lower"])
+def test_wide_box_on_narrow_box_one_interface(order):
+    # a wide box on a narrow one, bodies listed in either order: the interface is represented once
+    # (2 patches: ground and interface), as the upper box's patch on the lower box's top face (the
+    # rule of body_vs_body), so the upper body's Ln = its weight impulse m g h and its ECP is on
+    # that face under its COM
+    m, d = model("""
+      <body name="lower" pos="0 0 0.025"><freejoint/>
+        <geom type="box" size="0.03 0.03 0.025" mass="1.0" contype="0" conaffinity="0"/></body>
+      <body name="upper" pos="-0.005 0.004 0.07"><freejoint/>
+        <geom type="box" size="0.07 0.06 0.02" mass="0.5" contype="0" conaffinity="0"/></body>""",
+                 order)
+    for i in range(1000):
+        mujoco.mj_step(m, d)
+    up = slots(m, d, order.split().index("upper"))
+    print(f"{order}: patches {counters(m, d)[0]:.0f}, Ln upper {up[LN]:.5e}, ECP {up[ECP_X:ECP_Z + 1]}")
+    assert counters(m, d)[0] == 2
+    assert up[LN] == pytest.approx(0.5 * G * 1e-3, rel=1e-6)
+    assert math.hypot(up[ECP_X] + 0.005, up[ECP_Y] - 0.004) <= 0.5e-3
+    assert abs(up[ECP_Z] - 0.05) <= 1e-4
+
+
 def test_mesh_block_on_incline_sticks():
     # a convex mesh (a truncated wedge, flat 10 x 8 cm base) on a 20 deg incline (gravity tilted),
     # mu = 0.5 > tan 20 deg: creep <= 1e-6 m/s over 5 s
