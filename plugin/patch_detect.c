@@ -721,7 +721,8 @@ static mjtNum support_score(const mjModel* m, const Surface* S) {
 // the side is chosen by a rule, not by rounding: among the faces whose gap is within
 // CUSP_FEATURE_TOL of the best, the one whose normal points most against gravity (the upper body's
 // patch on the lower body's top face, so the upper body's published Ln and ECP are its support);
-// then the larger gap; then the first found (body b on a's faces before a on b's faces).
+// on equal scores (side by side, no gravity) the first found: body b on a's faces before a on b's
+// faces, so the representation does not flip from step to step with rounding.
 static int body_vs_body(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, mjData* d,
                         int a, int b) {
   Surface best, S;
@@ -744,8 +745,7 @@ static int body_vs_body(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* 
       mjtNum gap = best_box_face(&S, m, d, g, body);
       mjtNum score = support_score(m, &S);
       int better = gap > best_gap + CUSP_FEATURE_TOL ||
-                   (gap >= best_gap - CUSP_FEATURE_TOL &&
-                    (score > best_score + 1e-9 || (score >= best_score - 1e-9 && gap > best_gap)));
+                   (gap >= best_gap - CUSP_FEATURE_TOL && score > best_score + 1e-9);
       if (better) {
         best_gap = gap;
         best_score = score;
