@@ -64,10 +64,19 @@ static void fill(cuspContact* c, const mjModel* m, int disk, int other, mjtNum g
 // A disk against a plane touches with its lowest rim point; lying (nearly) flat it rests on its
 // face, which one point cannot carry: the lowest rim point and the two rim points at +-120 deg
 // on the same face enter whenever they are within the margin (up to 3 contacts, sub 0..2).
-static int disk_plane(cuspContact* c, const mjModel* m, const mjData* d, int disk, int plane,
-                      mjtNum margin) {
-  mjtNum n[3], a[3];
-  geom_axis(n, d, plane, 2);
+// The plane: point p0, unit normal n (towards the disk). A finite face (half > 0) also keeps only
+// the rim points whose projection lies on the face: |(s - p0).tx| <= half[0], |(s - p0).ty| <=
+// half[1], with tx, ty the face's in-plane axes.
+typedef struct FlatSurface_ {
+  mjtNum p0[3], n[3];      // m, unit
+  mjtNum tx[3], ty[3];     // unit in-plane axes (finite faces)
+  mjtNum half[2];          // m, half extents along tx, ty; <= 0: infinite plane
+} FlatSurface;
+
+static int disk_flat(cuspContact* c, const mjModel* m, const mjData* d, int disk, int other,
+                     const FlatSurface* S, mjtNum margin) {
+  const mjtNum* n = S->n;
+  mjtNum a[3];
   geom_axis(a, d, disk, 2);
   const mjtNum* centre = d->geom_xpos + 3 * disk;
   mjtNum r = m->geom_size[3 * disk], hz = m->geom_size[3 * disk + 1];
@@ -88,16 +97,29 @@ static int disk_plane(cuspContact* c, const mjModel* m, const mjData* d, int dis
     mjtNum angle = 2 * mjPI * k / 3, s[3], diff[3];
     mju_addScl3(s, face, down, r * cos(angle));
     mju_addToScl3(s, side, r * sin(angle));
-    mju_sub3(diff, s, d->geom_xpos + 3 * plane);
+    mju_sub3(diff, s, S->p0);
     mjtNum gap = mju_dot3(diff, n);
     if (gap > margin) continue;
+    if (S->half[0] > 0 && (fabs(mju_dot3(diff, S->tx)) > S->half[0] ||
+                           fabs(mju_dot3(diff, S->ty)) > S->half[1])) {
+      continue;  // beyond the face's edge
+    }
     mjtNum pos[3];
     mju_addScl3(pos, s, n, -0.5 * gap);  // midway between the disk and the plane
-    fill(c + count, m, disk, plane, gap, pos, n);
+    fill(c + count, m, disk, other, gap, pos, n);
     c[count].sub = k;
     count++;
   }
   return count;
+}
+
+static int disk_plane(cuspContact* c, const mjModel* m, const mjData* d, int disk, int plane,
+                      mjtNum margin) {
+  FlatSurface S;
+  memset(&S, 0, sizeof(S));
+  geom_axis(S.n, d, plane, 2);
+  mju_copy3(S.p0, d->geom_xpos + 3 * plane);
+  return disk_flat(c, m, d, disk, plane, &S, margin);
 }
 
 static int disk_sphere(cuspContact* c, const mjModel* m, const mjData* d, int disk, int sphere,
@@ -150,6 +172,11 @@ static int disk_sphere(cuspContact* c, const mjModel* m, const mjData* d, int di
 }
 
 //---------------------------------- libccd MPR -----------------------------------------------------
+
+// cos of the largest angle between the MPR normal and a box face normal for a face contact
+// (~8 deg: MPR's normal of a face contact matches the face to its tolerance; an edge contact of a
+// tilted disk is further off)
+#define CUSP_FACE_COS 0.99
 
 typedef struct CcdGeom_ {
   const mjModel* m;
@@ -250,6 +277,39 @@ static int disk_convex(cuspContact* c, const mjModel* m, const mjData* d, int di
   if (gap > margin) return 0;
   mjtNum n[3] = {dir.v[0], dir.v[1], dir.v[2]};
   if (mju_normalize3(n) < 0.5) return 0;  // degenerate direction: no usable contact
+  if (m->geom_type[other] == mjGEOM_BOX) {
+    // Against a face of the box (the MPR normal within CUSP_FACE_COS of a face normal) the disk
+    // may lie flat on it: one point cannot carry a face (the disk tilts into the box and gains
+    // energy), so use the plane closed form on that face (up to three rim points on the face).
+    // An edge or corner contact keeps the single MPR point; so does a face contact whose rim
+    // points all lie beyond the face's edges.
+    mjtNum best = -1;
+    int axis = 0;
+    mjtNum sign = 1;
+    for (int k = 0; k < 3; k++) {
+      mjtNum ax[3];
+      geom_axis(ax, d, other, k);
+      mjtNum dot = mju_dot3(ax, n);
+      if (fabs(dot) > best) {
+        best = fabs(dot);
+        axis = k;
+        sign = dot >= 0 ? 1 : -1;
+      }
+    }
+    if (best >= CUSP_FACE_COS) {
+      FlatSurface S;
+      const mjtNum* size = m->geom_size + 3 * other;
+      geom_axis(S.n, d, other, axis);
+      mju_scl3(S.n, S.n, sign);
+      mju_addScl3(S.p0, d->geom_xpos + 3 * other, S.n, size[axis]);
+      geom_axis(S.tx, d, other, (axis + 1) % 3);
+      geom_axis(S.ty, d, other, (axis + 2) % 3);
+      S.half[0] = size[(axis + 1) % 3];
+      S.half[1] = size[(axis + 2) % 3];
+      int count = disk_flat(c, m, d, disk, other, &S, margin);
+      if (count > 0) return count;
+    }
+  }
   mjtNum p[3] = {pos.v[0], pos.v[1], pos.v[2]};
   mju_addToScl3(p, n, 0.5 * margin);  // undo the inflation: midway between the real surfaces
   fill(c, m, disk, other, gap, p, n);

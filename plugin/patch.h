@@ -100,7 +100,7 @@ typedef struct cuspPatchWork_ {
   mjtNum p_ref;             // N s, impulse scale of the residual rows
   mjtNum k_ref;             // kg, inertia scale
   mjtNum eps_n;             // 1/kg, normal regularisation
-  mjtNum eps_f;             // m/s, unused (kept for the layout)
+  mjtNum eps_f;             // 1/kg, proximal term on the friction rows of the Newton matrix only
   cuspMcpInfo info;         // last solve
   int solves, failures;
 } cuspPatchWork;

@@ -708,11 +708,25 @@ static int body_vs_env(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m
   return 0;
 }
 
-// two registered bodies a < b: a patch on the box face that separates them best, else points
+// How well surface S (outward normal n, towards the body) works as a support against gravity:
+// n . (-g/|g|) in [-1, 1]; 0 without gravity.
+static mjtNum support_score(const mjModel* m, const Surface* S) {
+  mjtNum g = mju_norm3(m->opt.gravity);
+  return g > mjMINVAL ? -mju_dot3(S->n, m->opt.gravity) / g : 0;
+}
+
+// Two registered bodies a < b: exactly one representation of their interface, a patch of one body
+// on a box face of the other (the face that separates them best), else point contacts. A face-to-
+// face contact separates equally well from both sides (the two gaps differ by rounding only), so
+// the side is chosen by a rule, not by rounding: among the faces whose gap is within
+// CUSP_FEATURE_TOL of the best, the one whose normal points most against gravity (the upper body's
+// patch on the lower body's top face, so the upper body's published Ln and ECP are its support);
+// on equal scores (side by side, no gravity) the first found: body b on a's faces before a on b's
+// faces, so the representation does not flip from step to step with rounding.
 static int body_vs_body(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, mjData* d,
                         int a, int b) {
   Surface best, S;
-  mjtNum best_gap = -INFINITY;
+  mjtNum best_gap = -INFINITY, best_score = -INFINITY;
   int best_body = -1;
   for (int side = 0; side < 2; side++) {
     int body = side ? a : b, support = side ? b : a;
@@ -729,8 +743,12 @@ static int body_vs_body(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* 
       }
       if (!near) continue;
       mjtNum gap = best_box_face(&S, m, d, g, body);
-      if (gap > best_gap) {
+      mjtNum score = support_score(m, &S);
+      int better = gap > best_gap + CUSP_FEATURE_TOL ||
+                   (gap >= best_gap - CUSP_FEATURE_TOL && score > best_score + 1e-9);
+      if (better) {
         best_gap = gap;
+        best_score = score;
         best = S;
         best.body = support;
         best_body = body;

@@ -48,6 +48,12 @@ static double now_seconds(void) {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
+// warnings MuJoCo counts when it resets the data after an instability
+static int unstable_warnings(const mjData* d) {
+  return d->warning[mjWARN_BADQPOS].number + d->warning[mjWARN_BADQVEL].number +
+         d->warning[mjWARN_BADQACC].number;
+}
+
 static int parse_positive(double* out, const char* text) {
   char* end;
   double v = strtod(text, &end);
@@ -277,11 +283,23 @@ int main(int argc, char** argv) {
   mjtNum* pending_pose = (mjtNum*)calloc(7 * nfree + 1, sizeof(mjtNum));
   int npatch_slot = CUSP_PATCH_NSLOT * npatch_body;
   mjtNum* pending_patch = (mjtNum*)calloc(npatch_slot + 1, sizeof(mjtNum));
+  // MuJoCo resets the data and goes on after an instability (bad qpos, qvel or qacc: a warning
+  // is counted and time restarts): that run has failed, so stop there and report it
+  int diverged = 0;
+  double diverged_at = 0;
   for (long k = 0; k <= nstep; k++) {
     if (k < nstep) {
+      int warnings = unstable_warnings(d);
+      double t_before = d->time;
       double t0 = now_seconds();
       mj_step(m, d);
       wall += now_seconds() - t0;
+      if (unstable_warnings(d) > warnings || d->time < t_before) {
+        diverged = 1;
+        diverged_at = t_before;
+        nstep = k;
+        break;
+      }
     } else {
       mj_forward(m, d);  // energies of the final state
     }
@@ -325,15 +343,18 @@ int main(int argc, char** argv) {
   if (instance >= 0) {
     failures = d->plugin_state[m->plugin_stateadr[instance] + CUSP_STATE_SOLVER_FAILURES];
   }
+  char diverged_at_s[32] = "null";
+  if (diverged) snprintf(diverged_at_s, sizeof(diverged_at_s), "%.9g", diverged_at);
   printf("{\"scene\": \"%s\", \"mode\": \"%s\", \"steps\": %ld, \"sim_seconds\": %.9g, "
          "\"wall_seconds\": %.6g, \"us_per_step\": %.6g, \"max_penetration_m\": %.9g, "
          "\"contacts_max\": %d, \"solver_failures\": %.0f, \"energy_initial_J\": %.12g, "
          "\"energy_final_J\": %.12g, \"energy_max_increase_J\": %.12g, "
-         "\"energy_max_step_increase_J\": %.12g, \"timestep\": %.9g, \"mujoco\": \"%s\"}\n",
-         o.scene, o.stock ? "stock" : "cusp", nstep, d->time, wall,
+         "\"energy_max_step_increase_J\": %.12g, \"diverged\": %s, \"diverged_at_s\": %s, "
+         "\"timestep\": %.9g, \"mujoco\": \"%s\"}\n",
+         o.scene, o.stock ? "stock" : "cusp", nstep, diverged ? diverged_at : d->time, wall,
          nstep ? 1e6 * wall / nstep : 0.0, max_penetration, contacts_max, failures,
          energy_initial, energy_last, energy_max_increase, energy_max_step_increase,
-         m->opt.timestep, mj_versionString());
+         diverged ? "true" : "false", diverged_at_s, m->opt.timestep, mj_versionString());
   free(pending_pose);
   free(pending_patch);
   free(patch_body);

@@ -18,7 +18,7 @@ CSV_COLUMNS = ["time", "kinetic_J", "potential_J", "max_penetration_m", "ncontac
                "nslide", "nbreak", "solver_iterations", "solver_status", "normal_force_N"]
 JSON_FIELDS = ["scene", "mode", "steps", "sim_seconds", "wall_seconds", "us_per_step",
                "max_penetration_m", "contacts_max", "solver_failures", "energy_initial_J",
-               "energy_final_J", "energy_max_increase_J"]
+               "energy_final_J", "energy_max_increase_J", "diverged", "diverged_at_s"]
 
 
 def test_pinned_version_is_the_one_running():
@@ -109,6 +109,22 @@ def test_cusp_sim_timestep_and_set(tmp_path):
     assert json.loads(done.stdout.strip().splitlines()[-1])["steps"] == 20
     bad = run_sim(SCENE, "--seconds", "0.01", "--set", "margin=huge")
     assert bad.returncode != 0 and "'margin'" in bad.stderr and "'huge'" in bad.stderr
+
+
+def test_cusp_sim_reports_divergence():
+    # scenario A at h = 0.05 s (500 x its own step) blows up within a few steps: MuJoCo resets the
+    # data (bad qacc) and would go on from t = 0; cusp-sim stops there and reports the failure,
+    # its sim_seconds being the time the failing step started, not the time after the reset
+    scene = REPO / "mjcf" / "scenario_a_45_3.xml"
+    done = run_sim(scene, "--seconds", "2", "--timestep", "0.05")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary["diverged"] is True
+    assert 0 < summary["diverged_at_s"] < 2
+    assert summary["sim_seconds"] == summary["diverged_at_s"]
+    assert summary["steps"] == round(summary["diverged_at_s"] / 0.05)
+    ok = json.loads(run_sim(SCENE, "--seconds", "0.01").stdout.strip().splitlines()[-1])
+    assert ok["diverged"] is False and ok["diverged_at_s"] is None
 
 
 @pytest.mark.parametrize("args", [[], ["--seconds"], ["--seconds", "-1", "x.xml"],
