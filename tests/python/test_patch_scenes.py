@@ -255,10 +255,6 @@ def model(worldbody, bodies, mu=0.5, gravity=(0, 0, -G)):
     return m, mujoco.MjData(m)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "KNOWN FAILURE (issue 6): after the FB Newton rework the upper box's Ln is 0 (lower 1.4715e-2 "
-    "correct): the interface between two registered bodies is represented twice, the split is "
-    "indeterminate; being fixed"))
 def test_box_on_box_stack_rests():
     # the upper box's patch is on the top face of the lower (registered) box: no penetration, no
     # drift over 5 s; the upper ECP under its COM, Ln of each = its weight (upper) or both (lower)

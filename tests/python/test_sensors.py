@@ -60,9 +60,6 @@ def test_resting_records_match_weights_and_published_state():
     assert blk[11] == 0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "KNOWN FAILURE (issue 5): a puck resting on a level plane is published as slide (mode 2): "
-    "the slide test is cone slack > 1e-8 m/s, which a resting contact exceeds; fix under way"))
 def test_resting_disk_sticks():
     m, d = scene()
     mujoco.mj_step(m, d, 1000)
