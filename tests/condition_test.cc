@@ -7,6 +7,8 @@
 
 extern "C" {
 #include "solver/condition.h"
+#include "solver/lapack_shim.h"
+#include "solver/lcp.h"
 #include "solver/lcp_synth.h"
 }
 
@@ -228,5 +230,43 @@ TEST(Condition, FrictionlessAndEveryBackend) {
     EXPECT_EQ(o.keep[4], 0);
     EXPECT_LE(o.info.residual_original, 1e-8) << cusp_lcp_backend(id)->name;
   }
+}
+
+TEST(Condition, FrictionBlocksWithEveryBackend) {
+  // r = 8: every contact block has a zero diagonal entry (the cone-slack row). Scalar PGS cannot
+  // start on that; the contact solve runs PGS block by block, which must reach the same
+  // tolerance as the pivoting and Newton backends (answers of a friction LCP need not be unique,
+  // so each is checked on the unconditioned problem, not against the others).
+  Contact k(30, 6, 8, {}, 11);
+  for (cuspLcpBackendId id : {CUSP_LCP_LEMKE, CUSP_LCP_PGS, CUSP_LCP_FBNEWTON, CUSP_LCP_CHAIN}) {
+    cuspConditionOptions opt = cusp_condition_default_options();
+    opt.backend = id;
+    opt.lcp.max_iter = id == CUSP_LCP_PGS ? 100000 : 0;
+    Out o = RunContact(k, opt);
+    EXPECT_EQ(o.info.lcp.status, CUSP_LCP_SOLVED) << cusp_lcp_backend(id)->name;
+    EXPECT_LE(o.info.residual_original, 1e-8) << cusp_lcp_backend(id)->name;
+    for (int i = 0; i < k.m; i++) EXPECT_GE(o.fn[i], 0);
+  }
+}
+
+TEST(Condition, ScalarPgsReportsTheZeroDiagonalOfAFrictionBlock) {
+  Contact k(30, 6, 8, {}, 11);
+  // the same problem assembled and handed to PGS without the block size
+  int s = k.r + 2, N = k.m * s;
+  std::vector<double> L(k.Meff), A(N * N), b(N);
+  ASSERT_EQ(cusp_dpotrf(L.data(), k.nv, k.nv), 0);
+  for (int j = 1; j < k.nv; j++) std::fill(L.begin() + j * k.nv, L.begin() + j * k.nv + j, 0.0);
+  std::vector<double> work(cusp_contact_assemble_worksize(k.nv, k.m, k.r) / sizeof(double) + 1);
+  cusp_contact_assemble(A.data(), N, b.data(), &k.c, L.data(), NULL, k.m, work.data());
+  cuspLcpProblem p = {N, A.data(), N, b.data(), NULL, NULL};
+  std::vector<double> z(N, 0), w(N), pw(cusp_lcp_pgs_worksize(N) / sizeof(double) + 1);
+  cuspLcpInfo info;
+  cuspLcpOptions lo = cusp_lcp_default_options();
+  EXPECT_EQ(cusp_lcp_pgs(z.data(), w.data(), &info, &p, &lo, pw.data(), pw.size() * sizeof(double)),
+            CUSP_LCP_NUMERICAL);
+  lo.block = s;
+  lo.max_iter = 100000;
+  EXPECT_EQ(cusp_lcp_pgs(z.data(), w.data(), &info, &p, &lo, pw.data(), pw.size() * sizeof(double)),
+            CUSP_LCP_SOLVED);
 }
 }  // namespace

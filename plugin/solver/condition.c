@@ -309,7 +309,9 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   cuspLcpProblem prob = {N, A, N, b, NULL, NULL};
   const cuspLcpBackend* be = cusp_lcp_backend(opt->backend);
   if (!be) be = cusp_lcp_backend(CUSP_LCP_CHAIN);
-  be->solve(z, w, &info->lcp, &prob, &opt->lcp, scratch, scratch_bytes);
+  cuspLcpOptions lcp_opt = opt->lcp;
+  lcp_opt.block = s;  // PGS sweeps contact by contact (the cone-slack row has a zero diagonal)
+  be->solve(z, w, &info->lcp, &prob, &lcp_opt, scratch, scratch_bytes);
   for (int i = 0; i < N; i++) z[i] *= dc[i];
   // what the unconditioned reduced problem says about the unscaled answer
   cuspLcpProblem orig = {N, A0, N, b0, NULL, NULL};

@@ -48,7 +48,12 @@ typedef struct cuspLcpOptions_ {
   mjtNum lemke_pivot_tol;  // Lemke: column entries <= this (relative) are not pivot candidates
   mjtNum newton_lm_min; // FB Newton: smallest Levenberg-Marquardt damping (relative to ||H||^2)
   int chain[4];         // fallback chain: backend ids (cuspLcpBackendId), terminated by -1
+  int block;            // PGS: > 1 sweeps over consecutive blocks of this size, each solved
+                        // exactly (Lemke) with the others fixed; needed when diagonal entries
+                        // are 0 (a contact's cone-slack row); <= CUSP_LCP_MAX_BLOCK
 } cuspLcpOptions;
+
+enum { CUSP_LCP_MAX_BLOCK = 66 };  // 2 + the largest friction_directions
 
 typedef struct cuspLcpInfo_ {
   cuspLcpStatus status;
