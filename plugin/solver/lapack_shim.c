@@ -1,6 +1,8 @@
 // Fortran BLAS/LAPACK name mangling in one file (see lapack_shim.h).
 #include "lapack_shim.h"
 
+#include <stddef.h>
+
 _Static_assert(sizeof(mjtNum) == sizeof(double), "cusp solver needs mjtNum == double");
 
 // Fortran prototypes (gfortran ABI: trailing underscore, hidden string lengths omitted, which is
@@ -88,6 +90,18 @@ void cusp_dsyrk_lower_t(mjtNum* c, const mjtNum* a, mjtNum alpha, mjtNum beta, i
 void cusp_dgemm(mjtNum* c, char transa, char transb, const mjtNum* a, const mjtNum* b,
                 mjtNum alpha, mjtNum beta, int m, int n, int k, int lda, int ldb, int ldc) {
   if (m <= 0 || n <= 0) return;
+  if (transa == 'N' && transb == 'N') {
+    // column by column (C(:,j) = alpha A B(:,j) + beta C(:,j)): OpenBLAS 0.3.21's AVX-512
+    // small-matrix NN kernels malloc a packing buffer on every call, which must not happen in a
+    // simulation step (tests/allocation_test.cc); dgemv does not allocate
+    const char no = 'N';
+    const int one = 1;
+    for (int j = 0; j < n; j++) {
+      dgemv_(&no, &m, &k, &alpha, a, &lda, b + (size_t)j * ldb, &one, &beta, c + (size_t)j * ldc,
+             &one);
+    }
+    return;
+  }
   dgemm_(&transa, &transb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc);
 }
 
