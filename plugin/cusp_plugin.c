@@ -49,8 +49,9 @@ static int cusp_init(const mjModel* m, mjData* d, int instance) {
     free(inst);
     return -1;
   }
-  if (cusp_step_init(&inst->work, m, &inst->cfg)) {
+  if (cusp_step_init(&inst->work, m, &inst->cfg) || cusp_guard_init(&inst->guard, m)) {
     mju_warning("cusp.contact: out of memory for the step workspace");
+    cusp_guard_free(&inst->guard);
     cusp_step_free(&inst->work);
     cusp_config_free(&inst->cfg);
     free(inst);
@@ -63,6 +64,7 @@ static int cusp_init(const mjModel* m, mjData* d, int instance) {
 static void cusp_destroy(mjData* d, int instance) {
   cuspInstance* inst = get_instance(d, instance);
   if (!inst) return;
+  cusp_guard_free(&inst->guard);
   cusp_step_free(&inst->work);
   cusp_config_free(&inst->cfg);
   free(inst);
@@ -89,12 +91,18 @@ static void cusp_compute(const mjModel* m, mjData* d, int instance, int capabili
 static void cusp_advance(const mjModel* m, mjData* d, int instance) {
   mjtNum* state = d->plugin_state + m->plugin_stateadr[instance];
   cuspInstance* inst = get_instance(d, instance);
-  if (cusp_step(&inst->work, state, m, d, &inst->cfg) && !inst->warned) {
+  // guards (guard.h): bad inputs skip the step, a non-finite result is undone
+  char why[512] = "";
+  int failed = cusp_guard_before(&inst->guard, state, m, d, &inst->cfg, why, sizeof(why)) ||
+               cusp_step(&inst->work, state, m, d, &inst->cfg);
+  if (!why[0]) failed |= cusp_guard_after(&inst->guard, state, m, d, why, sizeof(why));
+  if (failed && !inst->warned) {
     inst->warned = 1;
-    mju_warning("cusp.contact: contact solve failed at t = %g s (status %d: %s); counted in "
+    mju_warning("cusp.contact: contact solve failed at t = %g s (status %d: %s)%s%s; counted in "
                 "solver_failures, further failures of this instance are not reported",
                 d->time, (int)state[CUSP_STATE_STATUS],
-                cusp_lcp_status_string((cuspLcpStatus)state[CUSP_STATE_STATUS]));
+                cusp_lcp_status_string((cuspLcpStatus)state[CUSP_STATE_STATUS]),
+                why[0] ? ": " : "", why);
   }
 }
 

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 
+#include "lcp_file.h"
 #include "targets.h"
 
 namespace {
@@ -75,6 +76,21 @@ TEST(FuzzRegression, LcpFileKnownOutcomes) {
   const char cut[] = "2 0 2 2 2 2\n2 1\n1";
   EXPECT_EQ(cusp_fuzz_lcp_file((const uint8_t*)good, sizeof(good) - 1), 1);
   EXPECT_EQ(cusp_fuzz_lcp_file((const uint8_t*)cut, sizeof(cut) - 1), 0);
+}
+
+// found by fuzzing: a header asking for n = 32768 made the reader calloc an 8 GiB M before reading
+// a single entry; now n is capped (M within 1 GiB) and a file too short for its numbers is
+// refused before allocating
+TEST(FuzzRegression, LcpFileHugeHeaderRefusedBeforeAllocating) {
+  cuspLcpFileData lcp;
+  char err[256] = "";
+  EXPECT_EQ(cusp_lcp_file_parse(&lcp, err, sizeof(err), "32768 0 32768 32768 32768 32768 1 2",
+                                "big"), -1);
+  EXPECT_NE(std::string(err).find("n must be an integer in [1, 11585]"), std::string::npos) << err;
+  EXPECT_EQ(cusp_lcp_file_parse(&lcp, err, sizeof(err), "3000 0 3000 3000 3000 3000 1 2", "short"),
+            -1);
+  EXPECT_NE(std::string(err).find("too short"), std::string::npos) << err;
+  EXPECT_EQ(lcp.M, nullptr);
 }
 
 }  // namespace
