@@ -75,7 +75,8 @@ static void cusp_reset(const mjModel* m, mjtNum* plugin_state, void* plugin_data
   memset(plugin_state, 0, cusp_nstate(m, instance) * sizeof(mjtNum));
   cuspInstance* inst = (cuspInstance*)plugin_data;
   if (inst) {
-    inst->warned = 0;
+    // inst->warned survives resets: one warning per instance, not per episode (MuJoCo resets
+    // mjData itself on a diverging state, possibly every step)
     cusp_step_reset(&inst->work);
   }
 }
