@@ -57,8 +57,9 @@ static int cusp_init(const mjModel* m, mjData* d, int instance) {
     free(inst);
     return -1;
   }
-  if (cusp_step_init(&inst->work, m, &inst->cfg)) {
+  if (cusp_step_init(&inst->work, m, &inst->cfg) || cusp_guard_init(&inst->guard, m)) {
     mju_warning("cusp.contact: out of memory for the step workspace");
+    cusp_guard_free(&inst->guard);
     cusp_step_free(&inst->work);
     cusp_config_free(&inst->cfg);
     free(inst);
@@ -71,6 +72,7 @@ static int cusp_init(const mjModel* m, mjData* d, int instance) {
 static void cusp_destroy(mjData* d, int instance) {
   cuspInstance* inst = get_instance(d, instance);
   if (!inst) return;
+  cusp_guard_free(&inst->guard);
   cusp_step_free(&inst->work);
   cusp_config_free(&inst->cfg);
   free(inst);
@@ -81,7 +83,8 @@ static void cusp_reset(const mjModel* m, mjtNum* plugin_state, void* plugin_data
   memset(plugin_state, 0, cusp_nstate(m, instance) * sizeof(mjtNum));
   cuspInstance* inst = (cuspInstance*)plugin_data;
   if (inst) {
-    inst->warned = 0;
+    // inst->warned survives resets: one warning per instance, not per episode (MuJoCo resets
+    // mjData itself on a diverging state, possibly every step)
     inst->last_steps = 0;
     inst->next_time = 0;
     cusp_step_reset(&inst->work);
@@ -108,15 +111,20 @@ static void cusp_advance(const mjModel* m, mjData* d, int instance) {
   if (state[CUSP_STATE_STEPS] != inst->last_steps || d->time != inst->next_time) {
     cusp_step_reset(&inst->work);  // state set from outside since the last step: no warm start
   }
-  int failed = cusp_step(&inst->work, state, m, d, &inst->cfg);
+  // guards (guard.h): bad inputs skip the step, a non-finite result is undone
+  char why[512] = "";
+  int failed = cusp_guard_before(&inst->guard, state, m, d, &inst->cfg, why, sizeof(why)) ||
+               cusp_step(&inst->work, state, m, d, &inst->cfg);
+  if (!why[0]) failed |= cusp_guard_after(&inst->guard, state, m, d, why, sizeof(why));
   inst->last_steps = state[CUSP_STATE_STEPS];
   inst->next_time = d->time + m->opt.timestep;
   if (failed && !inst->warned) {
     inst->warned = 1;
-    mju_warning("cusp.contact: contact solve failed at t = %g s (status %d: %s); counted in "
+    mju_warning("cusp.contact: contact solve failed at t = %g s (status %d: %s)%s%s; counted in "
                 "solver_failures, further failures of this instance are not reported",
                 d->time, (int)state[CUSP_STATE_STATUS],
-                cusp_lcp_status_string((cuspLcpStatus)state[CUSP_STATE_STATUS]));
+                cusp_lcp_status_string((cuspLcpStatus)state[CUSP_STATE_STATUS]),
+                why[0] ? ": " : "", why);
   }
   cusp_sensor_fill(m, d, instance, inst);  // so that after mj_step they are this step's
 }

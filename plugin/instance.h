@@ -5,6 +5,7 @@
 #include <mujoco/mujoco.h>
 
 #include "config.h"
+#include "guard.h"
 #include "step.h"
 
 #ifdef __cplusplus
@@ -33,6 +34,7 @@ typedef enum cuspStateSlot_ {
 typedef struct cuspInstance_ {
   cuspConfig cfg;      // validated configuration
   cuspStepWork work;   // per-step workspace and last step's contacts
+  cuspGuard guard;     // input checks and undo around the step (issue 8)
   int warned;          // one warning per instance for numerical trouble
   // what the last step left, to notice a state set from outside (mj_setState, mujoco.rollout):
   // the warm start is then dropped, so results depend on the mjData's state alone

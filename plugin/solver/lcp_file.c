@@ -87,10 +87,18 @@ int cusp_lcp_file_parse(cuspLcpFileData* out, char* err, size_t errlen, const ch
   int* ints = NULL;
   memset(out, 0, sizeof(*out));
   int n, storage, s0, s1;
-  if (lex_int(&n, &lx, "n", 1, 1 << 15)) goto fail;
+  // M is returned dense: n <= 11585 keeps it within 1 GiB (a fuzzed header asked for 8 GiB)
+  if (lex_int(&n, &lx, "n", 1, 11585)) goto fail;
   if (lex_int(&storage, &lx, "storage type", 0, 1)) goto fail;
   if (lex_int(&s0, &lx, "row count", n, n)) goto fail;
   if (lex_int(&s1, &lx, "column count", n, n)) goto fail;
+  // every number takes at least one character and one separator: refuse a file too short to
+  // hold q (and, dense, M) before allocating for it
+  size_t needed = (size_t)n + (storage == 0 ? (size_t)n * n + 2 : 0);
+  if (strlen(lx.s) < 2 * needed - 1) {
+    CUSP_FAIL("%s:%d: file too short for n = %d (needs at least %zu more numbers)", name, lx.line,
+              n, needed);
+  }
   out->n = n;
   out->storage = storage;
   out->M = (mjtNum*)calloc((size_t)n * n, sizeof(mjtNum));

@@ -1,0 +1,377 @@
+// Fault injection: bad numbers in qvel, qpos, ctrl and geom sizes, deep initial penetration, a
+// timestep 100x too large, degenerate geoms, and every backend forced to fail. Expected in every
+// case: no crash, the plugin (or MuJoCo, for what it checks itself) reports the fault (status,
+// failure counter, one warning per instance), MuJoCo's state stays finite, and the energy does
+// not grow beyond the stated bound.
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <mujoco/mujoco.h>
+
+extern "C" {
+#include "instance.h"
+#include "lcp.h"
+}
+
+namespace {
+
+std::vector<std::string> g_warnings;
+void Capture(const char* msg) { g_warnings.push_back(msg); }
+
+int CuspWarnings() {
+  int n = 0;
+  for (const std::string& w : g_warnings) n += w.find("cusp.contact") != std::string::npos;
+  return n;
+}
+
+// A 1 kg puck (disk radius 0.05 m, half-thickness 0.01 m) on a plane, a motor pushing it along
+// x, and a 0.5 kg box the disk can hit (environment: floor and box).
+std::string Puck(double h, double z, const std::string& extra_config = "",
+                 const std::string& extra_disk = "") {
+  char xml[4096];
+  std::snprintf(xml, sizeof(xml), R"(
+<mujoco>
+  <option timestep="%g" integrator="Euler"><flag energy="enable"/></option>
+  <extension><plugin plugin="cusp.contact"><instance name="cusp">
+    <config key="disks" value="puck%s"/><config key="environment" value="floor box"/>
+    <config key="friction" value="0.5"/>%s
+  </instance></plugin></extension>
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 .1"/>
+    <body name="b" pos="0 0 %.12g">
+      <freejoint name="free"/>
+      <geom name="puck" type="cylinder" size="0.05 0.01" mass="1" contype="0" conaffinity="0"/>
+      %s
+    </body>
+    <body name="crate" pos="0.5 0 0.05"><freejoint/>
+      <geom name="box" type="box" size="0.05 0.05 0.05" mass="0.5"/></body>
+  </worldbody>
+  <actuator><motor joint="free" gear="1 0 0 0 0 0"/></actuator>
+</mujoco>)",
+                h, extra_disk.empty() ? "" : " puck2", extra_config.c_str(), z,
+                extra_disk.c_str());
+  return xml;
+}
+
+class Fault : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { mj_loadPluginLibrary(CUSP_PLUGIN_PATH); }
+  void SetUp() override {
+    g_warnings.clear();
+    mju_user_warning = Capture;
+  }
+  void TearDown() override {
+    mju_user_warning = nullptr;
+    if (d_) mj_deleteData(d_);
+    if (m_) mj_deleteModel(m_);
+  }
+  void Load(const std::string& xml) {
+    char err[1024] = "";
+    mjSpec* spec = mj_parseXMLString(xml.c_str(), nullptr, err, sizeof(err));
+    ASSERT_NE(spec, nullptr) << err;
+    m_ = mj_compile(spec, nullptr);
+    ASSERT_NE(m_, nullptr) << mjs_getError(spec);
+    mj_deleteSpec(spec);
+    d_ = mj_makeData(m_);
+    ASSERT_NE(d_, nullptr);
+  }
+  void LoadFile(const char* file) {
+    std::string path = std::string(CUSP_SOURCE_DIR) + "/mjcf/" + file;
+    char err[1024] = "";
+    m_ = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
+    ASSERT_NE(m_, nullptr) << err;
+    d_ = mj_makeData(m_);
+  }
+  const mjtNum* State() const { return d_->plugin_state + m_->plugin_stateadr[0]; }
+  bool Finite() const {
+    for (int i = 0; i < m_->nq; i++) if (!std::isfinite(d_->qpos[i])) return false;
+    for (int i = 0; i < m_->nv; i++) if (!std::isfinite(d_->qvel[i])) return false;
+    for (int i = 0; i < m_->npluginstate; i++) if (!std::isfinite(d_->plugin_state[i])) return false;
+    return true;
+  }
+  mjtNum Energy() const { return d_->energy[0] + d_->energy[1]; }
+  // steps n times; returns the largest total energy seen (J)
+  mjtNum Step(int n) {
+    mjtNum emax = -INFINITY;
+    for (int i = 0; i < n; i++) {
+      mj_step(m_, d_);
+      emax = std::fmax(emax, Energy());
+    }
+    return emax;
+  }
+  mjModel* m_ = nullptr;
+  mjData* d_ = nullptr;
+};
+
+const double kRest = 0.01;  // puck centre height resting flat on the floor, m
+
+//---------------------------------- bad numbers in the state --------------------------------------
+
+// MuJoCo checks qpos/qvel/qacc itself at the start of mj_step: it resets mjData and warns; the
+// plugin's reset callback clears its state with it.
+TEST_F(Fault, NanInfHugeQvelIsResetByMuJoCoWithWarning) {
+  const mjtNum bad[] = {NAN, INFINITY, -INFINITY, 1e300};
+  for (mjtNum v : bad) {
+    for (int dof : {0, 2, 5}) {
+      Load(Puck(1e-3, kRest));
+      Step(100);
+      d_->qvel[dof] = v;
+      Step(1);
+      EXPECT_GT(d_->warning[mjWARN_BADQVEL].number, 0) << v << " dof " << dof;
+      EXPECT_TRUE(Finite()) << v << " dof " << dof;
+      Step(200);
+      EXPECT_TRUE(Finite());
+      EXPECT_GT(d_->qpos[2], kRest - 1e-3);  // still resting on the floor after the reset
+      mj_deleteData(d_);
+      mj_deleteModel(m_);
+      d_ = nullptr;
+      m_ = nullptr;
+    }
+  }
+}
+
+TEST_F(Fault, NanQposIsResetByMuJoCoWithWarning) {
+  Load(Puck(1e-3, kRest));
+  Step(100);
+  d_->qpos[3] = NAN;  // quaternion
+  Step(1);
+  EXPECT_GT(d_->warning[mjWARN_BADQPOS].number, 0);
+  Step(100);
+  EXPECT_TRUE(Finite());
+}
+
+// NaN/inf in ctrl: MuJoCo zeroes ctrl and warns; the step continues with the motor off.
+TEST_F(Fault, NanInfCtrlIsZeroedByMuJoCoWithWarning) {
+  for (mjtNum v : {(mjtNum)NAN, (mjtNum)INFINITY, (mjtNum)-INFINITY}) {
+    Load(Puck(1e-3, kRest));
+    Step(100);
+    d_->ctrl[0] = v;
+    Step(10);
+    EXPECT_GT(d_->warning[mjWARN_BADCTRL].number, 0) << v;
+    EXPECT_TRUE(Finite()) << v;
+    EXPECT_LT(std::fabs(d_->qvel[0]), 1e-3) << v;  // no push, the puck sticks
+    mj_deleteData(d_);
+    mj_deleteModel(m_);
+    d_ = nullptr;
+    m_ = nullptr;
+  }
+}
+
+// The plugin's own guard: a registered geom's size turned non-finite or zero at run time (as a
+// domain-randomisation loop might) skips the contact step with status bad_input, counts it, and
+// warns once naming the geom. Restoring the size resumes contact.
+TEST_F(Fault, BadRegisteredGeomSizeIsRefusedWithOneWarning) {
+  struct Case {
+    const char* geom;
+    int k;
+    mjtNum v;
+  };
+  const Case cases[] = {{"puck", 0, NAN}, {"puck", 1, INFINITY}, {"puck", 0, 0},
+                        {"puck", 1, -0.01}, {"box", 2, NAN},      {"box", 0, -INFINITY}};
+  for (const Case& c : cases) {
+    Load(Puck(1e-3, kRest));
+    Step(100);
+    int g = mj_name2id(m_, mjOBJ_GEOM, c.geom);
+    mjtNum saved = m_->geom_size[3 * g + c.k];
+    m_->geom_size[3 * g + c.k] = c.v;
+    mjtNum failures0 = State()[CUSP_STATE_SOLVER_FAILURES];
+    Step(20);
+    SCOPED_TRACE(std::string(c.geom) + " size[" + std::to_string(c.k) + "] = " +
+                 std::to_string(c.v));
+    EXPECT_EQ(State()[CUSP_STATE_STATUS], CUSP_LCP_BAD_INPUT);
+    if (d_->warning[mjWARN_BADQACC].number == 0) {
+      EXPECT_EQ(State()[CUSP_STATE_SOLVER_FAILURES], failures0 + 20);
+    } else {
+      // the box is also collided by MuJoCo, whose NaN contact resets mjData (and the plugin's
+      // counters) every step: the refusal is still reported
+      EXPECT_GE(State()[CUSP_STATE_SOLVER_FAILURES], 1);
+    }
+    ASSERT_EQ(CuspWarnings(), 1);
+    for (const std::string& w : g_warnings) {
+      if (w.find("cusp.contact") == std::string::npos) continue;
+      EXPECT_NE(w.find(std::string("'") + c.geom + "'"), std::string::npos) << w;
+    }
+    // the plugin adds no NaN; MuJoCo's own collision of a NaN box makes its state non-finite,
+    // which it reports (bad qacc) and resets at the next step
+    if (d_->warning[mjWARN_BADQACC].number == 0) {
+      EXPECT_TRUE(Finite());
+    }
+    m_->geom_size[3 * g + c.k] = saved;
+    Step(300);
+    EXPECT_EQ(State()[CUSP_STATE_STATUS], CUSP_LCP_SOLVED);
+    EXPECT_GT(State()[CUSP_STATE_NCONTACT], 0);
+    EXPECT_TRUE(Finite());
+    EXPECT_EQ(CuspWarnings(), 1);  // one warning per instance
+    mj_deleteData(d_);
+    mj_deleteModel(m_);
+    d_ = nullptr;
+    m_ = nullptr;
+    g_warnings.clear();
+  }
+}
+
+//---------------------------------- hard scenes ----------------------------------------------------
+
+// Deep initial penetration: the puck starts 4 cm below its resting height (2 cm thick, so
+// fully sunk). Wanted: pushed out without an energy gain of more than 1 J.
+// KNOWN BUG (strict xfail, reported): the gap term asks for a push-out speed gap_alpha * depth / h
+// (0.2 * 0.04 / 1e-3 = 8 m/s) with no cap, so the puck is launched: measured max energy gain
+// 32.08 J (from -0.049 J to 32.03 J) before it lands and rests again. A cap on the recovery speed
+// in the assembly (plugin/step.c, patch_solve.c) would fix it; this test then fails here and the
+// expectation must be flipped to EXPECT_LT(emax - e0, 1.0).
+TEST_F(Fault, DeepInitialPenetrationRecoversWithoutBlowUp) {
+  Load(Puck(1e-3, kRest - 0.04));
+  mj_forward(m_, d_);
+  mjtNum e0 = Energy();
+  mjtNum emax = Step(2000);
+  EXPECT_TRUE(Finite());
+  EXPECT_NEAR(d_->qpos[2], kRest, 2e-3);  // out and resting again
+  std::printf("deep penetration 4 cm: energy start %.4g J, max %.4g J, end %.4g J\n", e0, emax,
+              Energy());
+  EXPECT_GT(emax - e0, 1.0) << "strict xfail: the push-out launch is fixed; flip to EXPECT_LT";
+}
+
+// Timestep 100x too large for the puck (h = 0.1 s): no blow-up (energy never above its start).
+TEST_F(Fault, TimestepHundredTimesTooLargePuck) {
+  Load(Puck(0.1, kRest + 0.02));
+  mj_forward(m_, d_);
+  mjtNum e0 = Energy();
+  mjtNum emax = Step(100);
+  EXPECT_TRUE(Finite());
+  EXPECT_LE(emax, e0 + 1e-9);
+  EXPECT_NEAR(d_->qpos[2], kRest, 0.01);
+}
+
+// Scenario A at h = 1e-2 (100x its 1e-4): the stiff PCC arm is unstable under Euler at that
+// step; whatever MuJoCo's integrator does, the plugin must not crash and MuJoCo's state must stay
+// finite (MuJoCo itself resets on a diverging qacc/qvel, with a warning).
+TEST_F(Fault, TimestepHundredTimesTooLargeScenarioA) {
+  LoadFile("scenario_a_45_3.xml");
+  m_->opt.timestep *= 100;
+  for (int i = 0; i < 200; i++) {
+    mj_step(m_, d_);
+    ASSERT_TRUE(Finite()) << "step " << i;
+  }
+  int resets = d_->warning[mjWARN_BADQACC].number + d_->warning[mjWARN_BADQVEL].number +
+               d_->warning[mjWARN_BADQPOS].number;
+  std::printf("scenario A at h = 1e-2: %d MuJoCo resets, %g cusp failures\n", resets,
+              State()[CUSP_STATE_SOLVER_FAILURES]);
+  EXPECT_LE(CuspWarnings(), 1);
+}
+
+// Two coincident disks on one body: duplicate contacts, a singular Delassus matrix. With every
+// combination of the conditioning stages the puck rests (weight carried, no blow-up).
+TEST_F(Fault, CoincidentDisksEveryConditioningCombination) {
+  const char* disk2 =
+      R"(<geom name="puck2" type="cylinder" size="0.05 0.01" mass="0.001" contype="0" conaffinity="0"/>)";
+  for (int mask = 0; mask < 8; mask++) {
+    std::string cfg = std::string("<config key=\"rank_selection\" value=\"") +
+                      (mask & 1 ? "true" : "false") + "\"/><config key=\"ruiz\" value=\"" +
+                      (mask & 2 ? "true" : "false") + "\"/><config key=\"tikhonov\" value=\"" +
+                      (mask & 4 ? "true" : "false") + "\"/>";
+    Load(Puck(1e-3, kRest + 0.01, cfg, disk2));
+    mj_forward(m_, d_);
+    mjtNum e0 = Energy();
+    mjtNum emax = Step(1000);
+    SCOPED_TRACE("conditioning mask " + std::to_string(mask));
+    EXPECT_TRUE(Finite());
+    EXPECT_LE(emax, e0 + 1e-6);
+    EXPECT_NEAR(d_->qpos[2], kRest, 2e-3);
+    mj_deleteData(d_);
+    mj_deleteModel(m_);
+    d_ = nullptr;
+    m_ = nullptr;
+  }
+}
+
+// A registered disk of zero size, compiled that way: MuJoCo's compiler refuses it, or the guard
+// refuses every step; never a crash.
+TEST_F(Fault, ZeroSizeDiskFromMjcf) {
+  std::string xml = Puck(1e-3, kRest);
+  xml.replace(xml.find("size=\"0.05 0.01\""), 16, "size=\"0 0\"");
+  char err[1024] = "";
+  mjSpec* spec = mj_parseXMLString(xml.c_str(), nullptr, err, sizeof(err));
+  ASSERT_NE(spec, nullptr) << err;
+  m_ = mj_compile(spec, nullptr);
+  std::string error = m_ ? "" : mjs_getError(spec);
+  mj_deleteSpec(spec);
+  if (!m_) {
+    EXPECT_FALSE(error.empty());
+    return;
+  }
+  d_ = mj_makeData(m_);
+  Step(10);
+  EXPECT_TRUE(Finite());
+  EXPECT_EQ(State()[CUSP_STATE_STATUS], CUSP_LCP_BAD_INPUT);
+  EXPECT_EQ(CuspWarnings(), 1);
+}
+
+//---------------------------------- every backend forced to fail ----------------------------------
+
+// One iteration and a tolerance of 1e-16: every backend fails (status max_iter or numerical),
+// the failure counter counts every contact step, one warning per instance; the best iterate is
+// applied, so the puck still rests on the floor (penetration bounded) and no energy is gained.
+TEST_F(Fault, EveryBackendForcedToFail) {
+  for (const char* solver : {"chain", "fbnewton", "lemke", "pgs"}) {
+    std::string cfg = std::string("<config key=\"solver\" value=\"") + solver +
+                      "\"/><config key=\"max_iterations\" value=\"1\"/>"
+                      "<config key=\"tolerance\" value=\"1e-16\"/>"
+                      "<config key=\"warm_start\" value=\"false\"/>";
+    Load(Puck(1e-3, kRest + 0.005, cfg));
+    mj_forward(m_, d_);
+    mjtNum e0 = Energy();
+    mjtNum emax = Step(1000);
+    SCOPED_TRACE(solver);
+    EXPECT_TRUE(Finite());
+    EXPECT_GT(State()[CUSP_STATE_SOLVER_FAILURES], 500);
+    EXPECT_NE(State()[CUSP_STATE_STATUS], CUSP_LCP_SOLVED);
+    EXPECT_EQ(CuspWarnings(), 1);
+    EXPECT_LE(emax, e0 + 1e-6);
+    bool known_bug = std::string(solver) == "lemke";
+    if (!known_bug) {
+      EXPECT_GT(d_->qpos[2], kRest - 0.01) << "fell through the floor";
+    } else {
+      // KNOWN BUG (strict xfail, reported): a failed Lemke solve (1 pivot) yields zero
+      // impulses, which are applied, so the puck falls through the floor (measured z = -4.89 m
+      // after 1 s). A fallback to the chain on failure would fix it; then flip this expectation.
+      // (PGS had the same bug until it swept contact blocks: its one sweep is now a usable,
+      // feasible iterate.)
+      EXPECT_LT(d_->qpos[2], kRest - 0.01) << "strict xfail: no longer falls; flip the test";
+    }
+    std::printf("%s forced to fail: %g failures in %g steps, z = %.5f m\n", solver,
+                State()[CUSP_STATE_SOLVER_FAILURES], State()[CUSP_STATE_STEPS], d_->qpos[2]);
+    mj_deleteData(d_);
+    mj_deleteModel(m_);
+    d_ = nullptr;
+    m_ = nullptr;
+    g_warnings.clear();
+  }
+}
+
+// The patch path (MCP, FB Newton) forced to fail the same way on the pushing scene.
+TEST_F(Fault, PatchSolverForcedToFail) {
+  char err[512];
+  ASSERT_EQ(cusp_config_override_set("max_iterations", "1", err, sizeof(err)), 0) << err;
+  ASSERT_EQ(cusp_config_override_set("tolerance", "1e-16", err, sizeof(err)), 0) << err;
+  LoadFile("push_slide.xml");
+  cusp_config_override_clear();
+  ASSERT_NE(d_, nullptr);
+  mjtNum z0 = d_->qpos[2];
+  int failed_steps = 0;  // steps whose published status is not "solved"
+  for (int i = 0; i < 1000; i++) {
+    mj_step(m_, d_);
+    failed_steps += State()[CUSP_STATE_STATUS] != CUSP_LCP_SOLVED;
+  }
+  EXPECT_TRUE(Finite());
+  EXPECT_GT(failed_steps, 100);  // one iteration at 1e-16 cannot solve most steps
+  EXPECT_EQ(State()[CUSP_STATE_SOLVER_FAILURES], failed_steps);
+  EXPECT_EQ(CuspWarnings(), 1);
+  EXPECT_GT(d_->qpos[2], z0 - 0.01) << "block fell through the floor";
+  std::printf("patch MCP forced to fail: %g failures in %g steps, z %.5f -> %.5f m\n",
+              State()[CUSP_STATE_SOLVER_FAILURES], State()[CUSP_STATE_STEPS], z0, d_->qpos[2]);
+}
+
+}  // namespace
