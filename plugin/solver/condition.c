@@ -55,8 +55,8 @@ size_t cusp_rank_select_worksize(int nv, int m) {
          CUSP_ALIGN(sizeof(int) * mm);
 }
 
-int cusp_rank_select(int* sel, const mjtNum* L, const mjtNum* Jn, int nv, int m, mjtNum eps_rank,
-                     void* work) {
+int cusp_rank_select(int* sel, const mjtNum* L, const mjtNum* Jn, const mjtNum* bn, int nv, int m,
+                     mjtNum eps_rank, void* work) {
   if (m <= 0 || nv <= 0) return 0;
   size_t mm = (size_t)m, nvv = (size_t)nv;
   mjtNum* st = (mjtNum*)work;  // (nv x m) S^T = L^-1 Jn^T
@@ -66,10 +66,18 @@ int cusp_rank_select(int* sel, const mjtNum* L, const mjtNum* Jn, int nv, int m,
   int* jpvt = (int*)((char*)work + CUSP_ALIGN(sizeof(mjtNum) * (nvv * mm + 3 * mm + (mm + 1) * 64)));
   memcpy(st, Jn, sizeof(mjtNum) * nvv * mm);  // row-major Jn == column-major Jn^T
   cusp_dtrsm_lower_left(st, 'N', L, 1.0, nv, m, nv, nv);
-  for (int j = 0; j < m; j++) jpvt[j] = 0;
+  // the reference |R_11| of plain pivoting: the largest column norm
+  mjtNum r11 = 0;
+  for (int j = 0; j < m; j++) {
+    mjtNum sq = 0;
+    for (int i = 0; i < nv; i++) sq += st[i + (size_t)j * nv] * st[i + (size_t)j * nv];
+    r11 = fmax(r11, sqrt(sq));
+  }
+  // contacts the free motion violates (bn < 0) lead the factorisation: among dependent rows the
+  // ones that must push are kept, not a far speculative contact that never acts
+  for (int j = 0; j < m; j++) jpvt[j] = bn && bn[j] < 0;
   if (cusp_dgeqp3(st, jpvt, tau, nv, m, nv, qw, lwork) != 0) return 0;
   int kmax = nv < m ? nv : m;
-  mjtNum r11 = fabs(st[0]);
   int k = 0;
   if (r11 > 0) {
     for (int i = 0; i < kmax; i++) {
@@ -260,7 +268,7 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   // stage 1
   int k = m;
   if (opt->rank_select && m > 0) {
-    k = cusp_rank_select(sel, L, c->Jn, nv, m, opt->eps_rank, scratch);
+    k = cusp_rank_select(sel, L, c->Jn, c->bn, nv, m, opt->eps_rank, scratch);
   } else {
     for (int i = 0; i < m; i++) sel[i] = i;
   }
