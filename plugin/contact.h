@@ -11,9 +11,19 @@ extern "C" {
 
 typedef enum cuspContactMode_ {
   CUSP_MODE_BREAK = 0,  // normal impulse <= break_impulse
-  CUSP_MODE_STICK,      // friction strictly inside its cone / limit surface
-  CUSP_MODE_SLIDE       // friction on the cone / limit surface boundary
+  CUSP_MODE_STICK,      // loaded and not slipping (disk: slip <= CUSP_SLIP_SPEED)
+  CUSP_MODE_SLIDE       // loaded and slipping (disk: slip > CUSP_SLIP_SPEED)
 } cuspContactMode;
+
+// m/s, tangential slip speed after the correction above which a loaded disk contact slides.
+// A converged solve leaves round-off and solver residual (tolerance 1e-10 on the conditioned
+// problem) at a sticking contact: a resting puck shows <= 3.5e-10 m/s (level and tan(alpha) = 0.3,
+// where one of its three statically indeterminate contacts is saturated, |friction| = mu fn, and
+// still sticks: saturation alone is no slide test). Real slides are mm/s and up
+// (scenario A before the ramp: 2.5-12 mm/s, the arm creeping down the 45 deg incline as its
+// sections stretch, tau = D/K = 0.47 s; a puck on tan(alpha) > mu: g (sin a - mu cos a) t).
+// 1 um/s lies decades from both; it is also 1e-6 of the scenes' ~1 m/s impact speeds.
+#define CUSP_SLIP_SPEED 1e-6
 
 typedef struct cuspContact_ {
   int geom[2];        // geom[0]: registered geom; geom[1]: the geom it touches
@@ -27,6 +37,7 @@ typedef struct cuspContact_ {
   mjtNum impulse_n;   // N s, normal impulse
   mjtNum impulse_t[2];// N s, friction impulse along t, o
   int mode;           // cuspContactMode
+  mjtNum slip;        // m/s, tangential speed of geom[0] relative to geom[1] after the correction
 } cuspContact;
 
 #ifdef __cplusplus

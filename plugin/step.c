@@ -323,20 +323,27 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
     cuspContact* c = w->contacts + i;
     c->impulse_n = w->fn[i];
     c->impulse_t[0] = c->impulse_t[1] = 0;
+    // slip after the correction: v_k = bt_k + Jt_r,k du along d_k = cos_k t + sin_k o; for r >= 3
+    // equally spaced directions sum_k d_k d_k^T = (r/2) I on the tangent plane, so the tangential
+    // velocity is (2/r) sum_k v_k d_k
+    mjtNum slip[2] = {0, 0};
     for (int k = 0; k < r; k++) {
       mjtNum b = w->beta[i * r + k];
       c->impulse_t[0] += b * w->cone[2 * k];
       c->impulse_t[1] += b * w->cone[2 * k + 1];
+      mjtNum vk = w->bt[i * r + k] + mju_dot(w->Jt_r + ((size_t)i * r + k) * nr, w->g, nr);
+      slip[0] += vk * w->cone[2 * k];
+      slip[1] += vk * w->cone[2 * k + 1];
     }
+    c->slip = 2.0 / r * mju_sqrt(slip[0] * slip[0] + slip[1] * slip[1]);
     if (c->impulse_n <= cfg->break_impulse) {
       c->mode = CUSP_MODE_BREAK;
       nbreak++;
-    } else if (w->gamma[i] > 1e-8) {
-      // slipping (the cone slack is the slip speed, m/s); a saturated but statically
-      // indeterminate contact that does not move is sticking
+    } else if (c->slip > CUSP_SLIP_SPEED) {
       c->mode = CUSP_MODE_SLIDE;
       nslide++;
     } else {
+      // not moving at the contact: sticking, also when the friction is saturated (on the verge)
       c->mode = CUSP_MODE_STICK;
       nstick++;
     }

@@ -227,7 +227,17 @@ TEST(Condition, FrictionlessAndEveryBackend) {
     Out o = RunContact(k, opt);
     EXPECT_EQ(o.info.lcp.status, CUSP_LCP_SOLVED) << cusp_lcp_backend(id)->name;
     EXPECT_EQ(o.info.dropped, 1);
-    EXPECT_EQ(o.keep[4], 0);
+    // the dropped contact is one of the dependent set {0, 1, 4} (row 4 = a row 0 + b row 1), and
+    // a contact the free motion violates (bn < 0) is dropped only if the whole set is violated
+    // (then pivoting drops the redundant row 4 itself)
+    bool set_violated = k.bn[0] < 0 && k.bn[1] < 0 && k.bn[4] < 0;
+    int dropped = -1;
+    for (int i = 0; i < k.m; i++) {
+      if (!o.keep[i]) dropped = i;
+    }
+    ASSERT_TRUE(dropped == 0 || dropped == 1 || dropped == 4) << dropped;
+    if (set_violated) EXPECT_EQ(dropped, 4);
+    else EXPECT_GE(k.bn[dropped], 0.0) << dropped;
     EXPECT_LE(o.info.residual_original, 1e-8) << cusp_lcp_backend(id)->name;
   }
 }
@@ -270,3 +280,22 @@ TEST(Condition, ScalarPgsReportsTheZeroDiagonalOfAFrictionBlock) {
             CUSP_LCP_SOLVED);
 }
 }  // namespace
+
+TEST(Condition, RankSelectionKeepsViolatedContactsOfADependentSet) {
+  // Meff = I (L = I), two parallel normal rows: contact 0 (norm 2, speculative, bn > 0) and
+  // contact 1 (norm 1, violated by the free motion, bn < 0); contact 2 independent. Plain pivoting
+  // keeps the larger column 0 and drops 1; with bn the violated contact leads and 0 is dropped.
+  const int nv = 2, m = 3;
+  std::vector<mjtNum> L = {1, 0, 0, 1};
+  std::vector<mjtNum> Jn = {2, 0, 1, 0, 0, 1};
+  std::vector<mjtNum> bn = {24.0, -0.03, 0.5};
+  std::vector<double> work(cusp_rank_select_worksize(nv, m) / sizeof(double) + 1);
+  std::vector<int> sel(m, -1);
+  ASSERT_EQ(cusp_rank_select(sel.data(), L.data(), Jn.data(), nullptr, nv, m, 1e-6, work.data()), 2);
+  EXPECT_EQ(sel[0], 0);
+  EXPECT_EQ(sel[1], 2);
+  ASSERT_EQ(cusp_rank_select(sel.data(), L.data(), Jn.data(), bn.data(), nv, m, 1e-6, work.data()),
+            2);
+  EXPECT_EQ(sel[0], 1);
+  EXPECT_EQ(sel[1], 2);
+}

@@ -51,31 +51,74 @@ mjtNum cusp_rcond(const mjtNum* A, int n, int lda, void* work) {
 
 size_t cusp_rank_select_worksize(int nv, int m) {
   size_t mm = (size_t)(m > 0 ? m : 1), nvv = (size_t)(nv > 0 ? nv : 1);
-  return CUSP_ALIGN(sizeof(mjtNum) * (nvv * mm + 3 * mm + (mm + 1) * 64)) +
-         CUSP_ALIGN(sizeof(int) * mm);
+  return CUSP_ALIGN(sizeof(mjtNum) * (2 * nvv * mm + 3 * mm + (mm + 1) * 64)) +
+         CUSP_ALIGN(sizeof(int) * 2 * mm);
 }
 
-int cusp_rank_select(int* sel, const mjtNum* L, const mjtNum* Jn, int nv, int m, mjtNum eps_rank,
-                     void* work) {
+// Pivoted QR of the ncol columns of st (nv x ncol) with the first nfixed kept in front in their
+// order; appends the column indices (into st) whose |R_ii| > tol to out, in factor order.
+static int pivoted_keep(int* out, mjtNum* st, int nv, int ncol, int nfixed, mjtNum tol, int* jpvt,
+                        mjtNum* tau, mjtNum* qw, int lwork) {
+  for (int j = 0; j < ncol; j++) jpvt[j] = j < nfixed;
+  if (ncol == 0 || cusp_dgeqp3(st, jpvt, tau, nv, ncol, nv, qw, lwork) != 0) return 0;
+  int kmax = nv < ncol ? nv : ncol, k = 0;
+  for (int i = 0; i < kmax; i++) {
+    if (fabs(st[i + (size_t)i * nv]) > tol) out[k++] = jpvt[i] - 1;
+  }
+  return k;
+}
+
+int cusp_rank_select(int* sel, const mjtNum* L, const mjtNum* Jn, const mjtNum* bn, int nv, int m,
+                     mjtNum eps_rank, void* work) {
   if (m <= 0 || nv <= 0) return 0;
   size_t mm = (size_t)m, nvv = (size_t)nv;
-  mjtNum* st = (mjtNum*)work;  // (nv x m) S^T = L^-1 Jn^T
-  mjtNum* tau = st + nvv * mm; // (m)
-  mjtNum* qw = tau + mm;       // (2m + (m+1)*64)
+  mjtNum* st = (mjtNum*)work;   // (nv x m) S^T = L^-1 Jn^T
+  mjtNum* sub = st + nvv * mm;  // (nv x m) a column subset of S^T
+  mjtNum* tau = sub + nvv * mm; // (m)
+  mjtNum* qw = tau + mm;        // (2m + (m+1)*64)
   int lwork = (int)(2 * mm + (mm + 1) * 64);
-  int* jpvt = (int*)((char*)work + CUSP_ALIGN(sizeof(mjtNum) * (nvv * mm + 3 * mm + (mm + 1) * 64)));
+  int* jpvt = (int*)((char*)work + CUSP_ALIGN(sizeof(mjtNum) * (2 * nvv * mm + 3 * mm + (mm + 1) * 64)));
+  int* idx = jpvt + mm;         // (m) contact of each column of sub
   memcpy(st, Jn, sizeof(mjtNum) * nvv * mm);  // row-major Jn == column-major Jn^T
   cusp_dtrsm_lower_left(st, 'N', L, 1.0, nv, m, nv, nv);
-  for (int j = 0; j < m; j++) jpvt[j] = 0;
-  if (cusp_dgeqp3(st, jpvt, tau, nv, m, nv, qw, lwork) != 0) return 0;
-  int kmax = nv < m ? nv : m;
-  mjtNum r11 = fabs(st[0]);
-  int k = 0;
-  if (r11 > 0) {
-    for (int i = 0; i < kmax; i++) {
-      if (fabs(st[i + (size_t)i * nv]) > eps_rank * r11) sel[k++] = jpvt[i] - 1;
-    }
+  // the reference |R_11| of plain pivoting: the largest column norm
+  mjtNum r11 = 0;
+  for (int j = 0; j < m; j++) {
+    mjtNum sq = 0;
+    for (int i = 0; i < nv; i++) sq += st[i + (size_t)j * nv] * st[i + (size_t)j * nv];
+    r11 = fmax(r11, sqrt(sq));
   }
+  if (!(r11 > 0)) return 0;
+  mjtNum tol = eps_rank * r11;
+  // Contacts the free motion violates (bn < 0) are selected first, by pivoted QR among
+  // themselves; the others then fill the remaining directions. Among dependent rows the ones that
+  // must push are kept, not a far speculative contact that needs no impulse. Without bn, or when
+  // all or none are violated, this is plain pivoted QR.
+  int nviol = 0;
+  for (int j = 0; j < m; j++) nviol += bn && bn[j] < 0;
+  int nfirst = 0;
+  if (nviol > 0 && nviol < m) {
+    for (int j = 0, c = 0; j < m; j++) {
+      if (bn[j] < 0) {
+        memcpy(sub + (size_t)c * nv, st + (size_t)j * nv, sizeof(mjtNum) * nvv);
+        idx[c++] = j;
+      }
+    }
+    nfirst = pivoted_keep(sel, sub, nv, nviol, 0, tol, jpvt, tau, qw, lwork);
+    for (int a = 0; a < nfirst; a++) sel[a] = idx[sel[a]];
+  }
+  // the selected violated contacts (in their pivot order) fixed in front, then every contact that
+  // is not violated (all of them when nothing was selected first)
+  int ncol = 0;
+  for (int a = 0; a < nfirst; a++) idx[ncol++] = sel[a];
+  for (int j = 0; j < m; j++) {
+    if (nfirst == 0 || bn[j] >= 0) idx[ncol++] = j;
+  }
+  for (int c = 0; c < ncol; c++) {
+    memcpy(sub + (size_t)c * nv, st + (size_t)idx[c] * nv, sizeof(mjtNum) * nvv);
+  }
+  int k = pivoted_keep(sel, sub, nv, ncol, nfirst, tol, jpvt, tau, qw, lwork);
+  for (int a = 0; a < k; a++) sel[a] = idx[sel[a]];
   for (int a = 1; a < k; a++) {  // ascending order keeps the caller's contact order
     int v = sel[a], b = a - 1;
     while (b >= 0 && sel[b] > v) {
@@ -260,7 +303,7 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   // stage 1
   int k = m;
   if (opt->rank_select && m > 0) {
-    k = cusp_rank_select(sel, L, c->Jn, nv, m, opt->eps_rank, scratch);
+    k = cusp_rank_select(sel, L, c->Jn, c->bn, nv, m, opt->eps_rank, scratch);
   } else {
     for (int i = 0; i < m; i++) sel[i] = i;
   }

@@ -80,9 +80,14 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
                                  const cuspConditionOptions* opt, void* work, size_t work_bytes);
 
 // Stage 1 alone: indices (ascending) of the kept contacts into sel (m); returns their count.
-// L (nv x nv) lower Cholesky factor of Meff; work: nv*m + 3m + (m+1)*64 mjtNum and m int.
+// L (nv x nv) lower Cholesky factor of Meff; work: 2 nv*m + 3m + (m+1)*64 mjtNum and 2m int.
+// bn (m, or NULL): contacts with bn < 0 (violated by the free motion) are selected first, by
+// pivoted QR among themselves, then the others by pivoted QR on what is left, so a dependent set
+// keeps the contacts that must push and drops those that need no impulse; the threshold stays
+// eps_rank times the largest column norm (= |R_11| of plain pivoting). NULL, or all or none
+// violated: plain pivoted QR.
 size_t cusp_rank_select_worksize(int nv, int m);
-int cusp_rank_select(int* sel, const mjtNum* L, const mjtNum* Jn, int nv, int m,
+int cusp_rank_select(int* sel, const mjtNum* L, const mjtNum* Jn, const mjtNum* bn, int nv, int m,
                      mjtNum eps_rank, void* work);
 
 // Assemble A (N x N, lda >= N) and b (N), N = k*s, for contacts sel[0..k-1] (NULL = all m, k = m)
