@@ -94,6 +94,7 @@ const SceneCase kScenes[] = {
     {"rod_over_cylinder.xml", 0.5},
 };
 
+#ifndef CUSP_SANITIZE
 std::string Where(void* caller) {
   Dl_info info;
   if (!dladdr(caller, &info) || !info.dli_fname) return "?";
@@ -101,6 +102,7 @@ std::string Where(void* caller) {
   if (info.dli_sname) s += std::string(":") + info.dli_sname;
   return s;
 }
+#endif
 
 class SteadyStateAllocation : public ::testing::TestWithParam<SceneCase> {
  protected:
