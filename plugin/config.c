@@ -424,3 +424,18 @@ int cusp_config_markdown(char* out, int out_sz) {
   }
   return len;
 }
+
+static int index_in(const int* list, int n, int id) {
+  for (int i = 0; i < n; i++) {
+    if (list[i] == id) return i;
+  }
+  return -1;
+}
+
+int cusp_config_disk_index(const cuspConfig* cfg, int g) {
+  return index_in(cfg->disk_geoms, cfg->ndisk, g);
+}
+
+int cusp_config_patch_body_index(const cuspConfig* cfg, int b) {
+  return index_in(cfg->patch_bodies, cfg->npatch_body, b);
+}

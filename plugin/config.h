@@ -77,6 +77,10 @@ const char* cusp_config_value(const mjModel* m, int instance, const cuspConfigKe
 int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err, int err_sz);
 void cusp_config_free(cuspConfig* cfg);
 
+// Position of geom g in cfg->disk_geoms, of body b in cfg->patch_bodies; -1 if not registered.
+int cusp_config_disk_index(const cuspConfig* cfg, int g);
+int cusp_config_patch_body_index(const cuspConfig* cfg, int b);
+
 // name of the solver choice (index as stored in cuspConfig.solver)
 const char* cusp_config_solver_name(int solver);
 

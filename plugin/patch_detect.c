@@ -652,30 +652,16 @@ static int point_contacts(cuspPatchWork* w, const cuspConfig* cfg, const mjModel
   return n;
 }
 
-static int is_registered_body(const cuspConfig* cfg, int b) {
-  for (int i = 0; i < cfg->npatch_body; i++) {
-    if (cfg->patch_bodies[i] == b) return i;
-  }
-  return -1;
-}
-
-static int is_disk(const cuspConfig* cfg, int g) {
-  for (int i = 0; i < cfg->ndisk; i++) {
-    if (cfg->disk_geoms[i] == g) return 1;
-  }
-  return 0;
-}
-
 // environment geom test: listed (or, with an empty list, any geom not registered)
 static int in_environment(const cuspConfig* cfg, const mjModel* m, int g) {
-  if (is_disk(cfg, g)) return 0;
+  if (cusp_config_disk_index(cfg, g) >= 0) return 0;
   if (cfg->nenv) {
     for (int i = 0; i < cfg->nenv; i++) {
       if (cfg->environment_geoms[i] == g) return 1;
     }
     return 0;
   }
-  return is_registered_body(cfg, m->geom_bodyid[g]) < 0;
+  return cusp_config_patch_body_index(cfg, m->geom_bodyid[g]) < 0;
 }
 
 // body b against environment geom g

@@ -11,13 +11,6 @@ _Static_assert((int)CUSP_SENSOR_DIM >= (int)CUSP_NSTATE &&
                    (int)CUSP_SENSOR_DIM >= (int)CUSP_SENSOR_DISK_DIM,
                "every record must fit the sensor dimension");
 
-static int index_of(const int* list, int n, int id) {
-  for (int i = 0; i < n; i++) {
-    if (list[i] == id) return i;
-  }
-  return -1;
-}
-
 static const char* object_name(const mjModel* m, int objtype, int id) {
   const char* name = mj_id2name(m, objtype, id);
   return name ? name : "(unnamed)";
@@ -29,14 +22,14 @@ int cusp_sensor_validate(const mjModel* m, int instance, const cuspConfig* cfg, 
     if (m->sensor_type[i] != mjSENS_PLUGIN || m->sensor_plugin[i] != instance) continue;
     int type = m->sensor_objtype[i], id = m->sensor_objid[i];
     const char* sensor = mj_id2name(m, mjOBJ_SENSOR, i);
-    if (type == mjOBJ_GEOM && index_of(cfg->disk_geoms, cfg->ndisk, id) < 0) {
+    if (type == mjOBJ_GEOM && cusp_config_disk_index(cfg, id) < 0) {
       snprintf(msg, msg_sz,
                "cusp.contact: sensor '%s': geom '%s' is not a registered contact disk (key "
                "'disks')", sensor ? sensor : "(unnamed)", object_name(m, mjOBJ_GEOM, id));
       return -1;
     }
     if ((type == mjOBJ_BODY || type == mjOBJ_XBODY) &&
-        index_of(cfg->patch_bodies, cfg->npatch_body, id) < 0) {
+        cusp_config_patch_body_index(cfg, id) < 0) {
       snprintf(msg, msg_sz,
                "cusp.contact: sensor '%s': body '%s' is not a registered patch body (key "
                "'bodies')", sensor ? sensor : "(unnamed)", object_name(m, mjOBJ_BODY, id));
@@ -86,7 +79,7 @@ void cusp_sensor_fill(const mjModel* m, mjData* d, int instance, const cuspInsta
     if (type == mjOBJ_GEOM) {
       disk_record(out, &inst->work, id);
     } else if (type == mjOBJ_BODY || type == mjOBJ_XBODY) {
-      int k = index_of(inst->cfg.patch_bodies, inst->cfg.npatch_body, id);
+      int k = cusp_config_patch_body_index(&inst->cfg, id);
       mju_copy(out, state + CUSP_NSTATE + CUSP_PATCH_NSLOT * k, CUSP_PATCH_NSLOT);
     } else {
       mju_copy(out, state, CUSP_NSTATE);

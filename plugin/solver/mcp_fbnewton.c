@@ -66,15 +66,17 @@ static mjtNum fb_eval(mjtNum* phi, mjtNum* da, mjtNum* db, mjtNum* nat, const mj
 
 //---------------------------------- the reduced Newton system -----------------------------------
 
+// row i of H = diag(da) + diag(db) J is da_i e_i (z_i at a bound, F_i strictly away from 0)
+static inline int diagonal_row(const mjtNum* da, const mjtNum* db, int i) {
+  return db[i] == 0 && da[i] != 0;
+}
+
 // d_D := -phi_D / da_D on the diagonal rows (those not in rows[0..nred)), d_R := 0, and
 // rhs (nred) := -phi_R - H[R,D] d_D. H (n x n) column-major.
 static void reduced_rhs(mjtNum* d, mjtNum* rhs, const mjtNum* H, const mjtNum* phi,
                         const mjtNum* da, const mjtNum* db, const int* rows, int nred, int n) {
-  for (int i = 0; i < n; i++) d[i] = (db[i] == 0 && da[i] != 0) ? -phi[i] / da[i] : 0;
-  for (int a = 0; a < nred; a++) {
-    d[rows[a]] = 0;
-    rhs[a] = -phi[rows[a]];
-  }
+  for (int i = 0; i < n; i++) d[i] = diagonal_row(da, db, i) ? -phi[i] / da[i] : 0;
+  for (int a = 0; a < nred; a++) rhs[a] = -phi[rows[a]];
   for (int j = 0; j < n; j++) {
     if (d[j] == 0) continue;  // R entries are 0: only D columns contribute
     const mjtNum* Hj = H + (size_t)j * n;
@@ -227,7 +229,7 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
     // speculative.
     int nred = 0;
     for (int i = 0; i < n; i++) {
-      if (db[i] != 0 || da[i] == 0) rows[nred++] = i;
+      if (!diagonal_row(da, db, i)) rows[nred++] = i;
     }
 
     // Newton direction on R, then LM on R, then LM on all rows; each followed by the Armijo search
