@@ -30,6 +30,8 @@ const cuspConfigKey cusp_config_keys[] = {
    "solver residual tolerance on the conditioned problem"},
   {"max_iterations", CUSP_KEY_INT, "200", 1, 1000000, NULL, "-",
    "iteration limit per backend and step"},
+  {"fallback", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
+   "when the chosen backend fails a step, run the chain from the same start; keep the better answer"},
   {"warm_start", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
    "start from the previous step's impulses matched by contact identity"},
   {"rank_selection", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
@@ -44,6 +46,8 @@ const cuspConfigKey cusp_config_keys[] = {
    "stage 3 regularisation added to the scaled normal diagonals"},
   {"gap_alpha", CUSP_KEY_REAL, "0.2", 0, 1, NULL, "-",
    "gap stabilisation: normal rhs gets (gap_alpha/h) * gap"},
+  {"pushout_speed", CUSP_KEY_REAL, "0.1", 1e-6, 1e3, NULL, "m/s",
+   "cap on the penetration-recovery speed gap_alpha * depth / h"},
   {"margin", CUSP_KEY_REAL, "0.005", 0, 1, NULL, "m",
    "speculative contact distance: pairs closer than this enter the problem"},
   {"break_impulse", CUSP_KEY_REAL, "1e-9", 0, 1e3, NULL, "N s",
@@ -353,6 +357,7 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
         else if (!strcmp(k, "solver")) cfg->solver = integer;
         else if (!strcmp(k, "tolerance")) cfg->tolerance = real;
         else if (!strcmp(k, "max_iterations")) cfg->max_iterations = integer;
+        else if (!strcmp(k, "fallback")) cfg->fallback = integer;
         else if (!strcmp(k, "warm_start")) cfg->warm_start = integer;
         else if (!strcmp(k, "rank_selection")) cfg->rank_selection = integer;
         else if (!strcmp(k, "eps_rank")) cfg->eps_rank = real;
@@ -361,6 +366,7 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
         else if (!strcmp(k, "tikhonov")) cfg->tikhonov = integer;
         else if (!strcmp(k, "eps_w")) cfg->eps_w = real;
         else if (!strcmp(k, "gap_alpha")) cfg->gap_alpha = real;
+        else if (!strcmp(k, "pushout_speed")) cfg->pushout_speed = real;
         else if (!strcmp(k, "margin")) cfg->margin = real;
         else if (!strcmp(k, "break_impulse")) cfg->break_impulse = real;
         else if (!strcmp(k, "visualize")) cfg->visualize = integer;

@@ -55,6 +55,7 @@ typedef struct cuspConfig_ {
   int solver;             // index into the backend choices (cusp_config_solver_name)
   mjtNum tolerance;       // solver residual tolerance (natural map, impulse units)
   int max_iterations;
+  int fallback;           // a failed backend (not the chain) is followed by the chain
   int warm_start;
   int rank_selection;     // conditioning stage 1
   mjtNum eps_rank;
@@ -63,6 +64,7 @@ typedef struct cuspConfig_ {
   int tikhonov;           // conditioning stage 3
   mjtNum eps_w;
   mjtNum gap_alpha;       // normal rhs += (gap_alpha / h) * gap
+  mjtNum pushout_speed;   // m/s, cap on the recovery speed gap_alpha * depth / h
   mjtNum margin;          // m, speculative contact distance
   mjtNum break_impulse;   // N*s, normal impulse at or below which a contact counts as "break"
   int visualize;

@@ -20,7 +20,7 @@
 //                        max -L.u on the ellipsoid): stick inside, slide on the boundary.
 //   gap term             gap g* measured at q*; start-of-step gap g0 = g* - h vn*_k:
 //                          g0 >= 0: rhs = g* / h (the vertex may close the gap, never cross it)
-//                          g0 <  0: rhs = vn*_k + gap_alpha g0 / h (push out gently)
+//                          g0 <  0: rhs = vn*_k - min(gap_alpha |g0| / h, pushout_speed)
 // Point contacts (a geom of a registered body against a sphere tool, or any non-patch pair) are the
 // same model with one vertex and no torsion (a circular cone, et = eo = 1).
 #ifndef CUSP_PLUGIN_PATCH_H_

@@ -410,9 +410,7 @@ int cusp_patch_solve(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, 
     for (int r = 0; r < patch_rows(P); r++) {
       mjtNum vfree = mju_dot(J + (size_t)r * nv, d->qvel, nv);
       if (r < P->nvert) {
-        mjtNum g = P->gap[r];          // at q*
-        mjtNum g0 = g - h * vfree;     // at the start of the step
-        vfree = g0 >= 0 ? g / h : vfree + cfg->gap_alpha * g0 / h;
+        vfree = cusp_normal_rhs(vfree, P->gap[r], h, cfg->gap_alpha, cfg->pushout_speed);
       }
       w->ub0[w->row_of[i] + r] = vfree;
     }

@@ -25,6 +25,7 @@ static cuspConditionOptions condition_options(const cuspConfig* cfg) {
   opt.lcp.tol = cfg->tolerance;
   opt.lcp.max_iter = cfg->max_iterations;
   opt.lcp.warm_start = cfg->warm_start;
+  opt.fallback = cfg->fallback;
   return opt;
 }
 
@@ -179,10 +180,9 @@ static void assemble(cuspStepWork* w, const mjModel* m, const mjData* d, const c
     const mjtNum* o = c->frame + 3;
     const mjtNum* n = c->frame + 6;
     mju_mulMatTVec(w->Jn_r + (size_t)i * nr, jred, n, 3, nr);
-    // free normal velocity plus gap term: speculative gaps exactly, penetration by gap_alpha
-    mjtNum vn = mju_dot3(vrel, n);
-    mjtNum g0 = c->gap - h * vn;  // the gap linearised back to the start of the step
-    w->bn[i] = vn + (g0 >= 0 ? g0 : cfg->gap_alpha * g0) / h;
+    // free normal velocity plus gap term (speculative gaps exactly, penetration recovered)
+    w->bn[i] = cusp_normal_rhs(mju_dot3(vrel, n), c->gap, h, cfg->gap_alpha,
+                               cfg->pushout_speed);
     w->mu[i] = c->mu;
     for (int k = 0; k < r; k++) {
       mjtNum dir[3];

@@ -226,10 +226,18 @@ static mjtNum normal_block_rcond(const mjtNum* A, int N, int k, int s, void* scr
   return cusp_rcond(B, k, k, (char*)scratch + CUSP_ALIGN(sizeof(mjtNum) * (size_t)k * k + 8));
 }
 
+static int uses_fallback(const cuspConditionOptions* opt) {
+  return opt->fallback && opt->backend != CUSP_LCP_CHAIN && cusp_lcp_backend(opt->backend);
+}
+
 static size_t solve_lcp_bytes(int N, const cuspConditionOptions* opt) {
   const cuspLcpBackend* be = cusp_lcp_backend(opt->backend);
   if (!be) be = cusp_lcp_backend(CUSP_LCP_CHAIN);
   size_t need = be->worksize(N);
+  if (uses_fallback(opt)) {
+    size_t chain = cusp_lcp_backend(CUSP_LCP_CHAIN)->worksize(N);
+    need = need > chain ? need : chain;
+  }
   size_t rc = CUSP_ALIGN(sizeof(mjtNum) * (size_t)N * N + 8) + cusp_rcond_worksize(N);
   return need > rc ? need : rc;
 }
@@ -238,7 +246,7 @@ size_t cusp_contact_worksize(int nv, int m, int r, const cuspConditionOptions* o
   int s = block_size(r), N = m * s;
   size_t nvv = (size_t)(nv > 0 ? nv : 1), NN = (size_t)(N > 0 ? N : 1);
   size_t bytes = CUSP_ALIGN(sizeof(mjtNum) * nvv * nvv);                 // L
-  bytes += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 6 * NN));           // A0, A, b, dr, dc, z, w, b0
+  bytes += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 8 * NN));  // A0, A, b, dr, dc, z, w, b0, z0, zf
   bytes += CUSP_ALIGN(sizeof(int) * (size_t)(m > 0 ? m : 1));             // sel
   size_t s1 = cusp_rank_select_worksize(nv, m);
   size_t s2 = cusp_contact_assemble_worksize(nv, m, r);
@@ -246,6 +254,36 @@ size_t cusp_contact_worksize(int nv, int m, int r, const cuspConditionOptions* o
   size_t scratch = s1 > s2 ? s1 : s2;
   scratch = scratch > s3 ? scratch : s3;
   return bytes + CUSP_ALIGN(scratch);
+}
+
+// The chosen backend failed with answer z (its report in info): run the chain without that backend
+// from the same start z0 and keep the answer with the smaller residual. zf: (N) scratch.
+static void solve_fallback(mjtNum* z, mjtNum* w, mjtNum* zf, const mjtNum* z0, cuspLcpInfo* info,
+                           const cuspLcpProblem* prob, const cuspLcpOptions* lcp_opt,
+                           cuspLcpBackendId failed, void* scratch, size_t scratch_bytes) {
+  int N = prob->n;
+  cuspLcpOptions chain_opt = *lcp_opt;
+  int k = 0;
+  for (int i = 0; i < 4 && lcp_opt->chain[i] >= 0 && lcp_opt->chain[i] < CUSP_LCP_CHAIN; i++) {
+    if (lcp_opt->chain[i] != (int)failed) chain_opt.chain[k++] = lcp_opt->chain[i];
+  }
+  for (; k < 4; k++) chain_opt.chain[k] = -1;
+  memcpy(zf, z, sizeof(mjtNum) * N);
+  cuspLcpInfo failed_info = *info;
+  cuspLcpInfo chain_info;
+  memcpy(z, z0, sizeof(mjtNum) * N);
+  cusp_lcp_backend(CUSP_LCP_CHAIN)->solve(z, w, &chain_info, prob, &chain_opt, scratch,
+                                          scratch_bytes);
+  int iterations = failed_info.iterations + chain_info.iterations;
+  // a NaN residual never wins
+  if (chain_info.status == CUSP_LCP_SOLVED || !(failed_info.residual <= chain_info.residual)) {
+    *info = chain_info;
+  } else {
+    memcpy(z, zf, sizeof(mjtNum) * N);
+    *info = failed_info;
+    cusp_lcp_residual(w, info, z, prob);  // w was overwritten by the chain
+  }
+  info->iterations = iterations;
 }
 
 cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* keep,
@@ -279,7 +317,9 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   mjtNum* dc = dr + NN;     // (N)
   mjtNum* z = dc + NN;      // (N)
   mjtNum* w = z + NN;       // (N)
-  p += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 6 * NN));
+  mjtNum* z0 = w + NN;      // (N) the start, kept for the fallback chain
+  mjtNum* zf = z0 + NN;     // (N) the failed backend's answer
+  p += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 8 * NN));
   int* sel = (int*)p;       // (m)
   p += CUSP_ALIGN(sizeof(int) * (size_t)(m > 0 ? m : 1));
   void* scratch = p;
@@ -354,7 +394,13 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   if (!be) be = cusp_lcp_backend(CUSP_LCP_CHAIN);
   cuspLcpOptions lcp_opt = opt->lcp;
   lcp_opt.block = s;  // PGS sweeps contact by contact (the cone-slack row has a zero diagonal)
+  memcpy(z0, z, sizeof(mjtNum) * N);
   be->solve(z, w, &info->lcp, &prob, &lcp_opt, scratch, scratch_bytes);
+  if (info->lcp.status != CUSP_LCP_SOLVED && uses_fallback(opt)) {
+    solve_fallback(z, w, zf, z0, &info->lcp, &prob, &lcp_opt, opt->backend, scratch,
+                   scratch_bytes);
+    info->fell_back = 1;
+  }
   for (int i = 0; i < N; i++) z[i] *= dc[i];
   // what the unconditioned reduced problem says about the unscaled answer
   cuspLcpProblem orig = {N, A0, N, b0, NULL, NULL};

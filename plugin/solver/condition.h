@@ -48,6 +48,9 @@ typedef struct cuspConditionOptions_ {
   int estimate_condition;   // compute rcond before/after (two extra LU, default 1)
   cuspLcpBackendId backend; // LCP backend (default CUSP_LCP_CHAIN)
   cuspLcpOptions lcp;       // backend options (warm_start: fn/beta/gamma passed in are used)
+  int fallback;             // when a backend other than the chain fails, run the chain (without
+                            //   that backend) from the same start and keep whichever answer has
+                            //   the smaller residual (default 0 here; the plugin's default is 1)
 } cuspConditionOptions;
 
 typedef struct cuspConditionInfo_ {
@@ -62,7 +65,9 @@ typedef struct cuspConditionInfo_ {
                             //   so its own rcond says nothing about the conditioning stages.
   mjtNum residual_original; // natural residual of the unscaled z on the reduced problem without
                             //   Tikhonov (what the physics sees)
-  cuspLcpInfo lcp;          // the backend's report on the conditioned problem
+  cuspLcpInfo lcp;          // the backend's report on the conditioned problem (of the fallback
+                            //   chain when its answer was taken)
+  int fell_back;            // 1 if the chosen backend failed and the fallback chain ran
 } cuspConditionInfo;
 
 cuspConditionOptions cusp_condition_default_options(void);
