@@ -240,6 +240,39 @@ TEST_F(Fault, DeepInitialPenetrationRecoversWithoutBlowUp) {
   EXPECT_LT(emax - e0, mass * 9.81 * depth + 0.5 * mass * v_cap * v_cap + 1e-3);
 }
 
+// The same cap on the patch path: a 0.8 kg box (4 cm tall, patch contact) starting 2 cm into the
+// floor rises at most at pushout_speed and gains at most m g d + m v_cap^2 / 2 (tolerance 1e-6 J).
+TEST_F(Fault, DeepInitialPenetrationOfAPatchBoxIsCapped) {
+  const double depth = 0.02, v_cap = 0.1, mass = 0.8, rest = 0.02;
+  char xml[2048];
+  std::snprintf(xml, sizeof(xml), R"(
+<mujoco>
+  <option timestep="1e-3"><flag energy="enable"/></option>
+  <extension><plugin plugin="cusp.contact"><instance name="cusp">
+    <config key="bodies" value="block"/><config key="friction" value="0.5"/>
+  </instance></plugin></extension>
+  <worldbody>
+    <geom name="floor" type="plane" size="1 1 .1"/>
+    <body name="block" pos="0 0 %g"><freejoint/>
+      <geom type="box" size="0.05 0.04 0.02" mass="%g" contype="0" conaffinity="0"/></body>
+  </worldbody>
+</mujoco>)", rest - depth, mass);
+  Load(xml);
+  mj_forward(m_, d_);
+  mjtNum e0 = Energy(), emax = -INFINITY, vz_max = 0;
+  for (int i = 0; i < 1000; i++) {
+    mj_step(m_, d_);
+    emax = std::fmax(emax, Energy());
+    vz_max = std::fmax(vz_max, d_->qvel[2]);
+  }
+  std::printf("patch box 2 cm deep: energy gain %.4g J (bound %.4g J), vz max %.6g m/s\n",
+              emax - e0, mass * 9.81 * depth + 0.5 * mass * v_cap * v_cap, vz_max);
+  EXPECT_TRUE(Finite());
+  EXPECT_NEAR(d_->qpos[2], rest, 1e-3);
+  EXPECT_LE(vz_max, v_cap + 1e-9);
+  EXPECT_LT(emax - e0, mass * 9.81 * depth + 0.5 * mass * v_cap * v_cap + 1e-6);
+}
+
 // The cap is a config key: a larger pushout_speed recovers faster and the rising speed follows it.
 TEST_F(Fault, PushoutSpeedKeyBoundsTheRecoverySpeed) {
   Load(Puck(1e-3, kRest - 0.04, "<config key=\"pushout_speed\" value=\"0.5\"/>"));
