@@ -93,12 +93,14 @@ class Fault : public ::testing::Test {
     return true;
   }
   mjtNum Energy() const { return d_->energy[0] + d_->energy[1]; }
-  // steps n times; returns the largest total energy seen (J)
-  mjtNum Step(int n) {
+  // steps n times; returns the largest total energy seen (J) and, if asked, the largest upward
+  // speed of the first free body (qvel[2], m/s, from 0)
+  mjtNum Step(int n, mjtNum* vz_max = nullptr) {
     mjtNum emax = -INFINITY;
     for (int i = 0; i < n; i++) {
       mj_step(m_, d_);
       emax = std::fmax(emax, Energy());
+      if (vz_max) *vz_max = std::fmax(*vz_max, d_->qvel[2]);
     }
     return emax;
   }
@@ -225,12 +227,8 @@ TEST_F(Fault, DeepInitialPenetrationRecoversWithoutBlowUp) {
   const double depth = 0.04, v_cap = 0.1, mass = 1.0;
   Load(Puck(1e-3, kRest - depth));
   mj_forward(m_, d_);
-  mjtNum e0 = Energy(), emax = -INFINITY, vz_max = 0;
-  for (int i = 0; i < 2000; i++) {
-    mj_step(m_, d_);
-    emax = std::fmax(emax, Energy());
-    vz_max = std::fmax(vz_max, d_->qvel[2]);
-  }
+  mjtNum e0 = Energy(), vz_max = 0;
+  mjtNum emax = Step(2000, &vz_max);
   EXPECT_TRUE(Finite());
   EXPECT_NEAR(d_->qpos[2], kRest, 2e-3);  // out and resting again
   std::printf("deep penetration 4 cm: energy start %.4g J, max %.4g J, end %.4g J, vz max %.6g\n",
@@ -259,12 +257,8 @@ TEST_F(Fault, DeepInitialPenetrationOfAPatchBoxIsCapped) {
 </mujoco>)", rest - depth, mass);
   Load(xml);
   mj_forward(m_, d_);
-  mjtNum e0 = Energy(), emax = -INFINITY, vz_max = 0;
-  for (int i = 0; i < 1000; i++) {
-    mj_step(m_, d_);
-    emax = std::fmax(emax, Energy());
-    vz_max = std::fmax(vz_max, d_->qvel[2]);
-  }
+  mjtNum e0 = Energy(), vz_max = 0;
+  mjtNum emax = Step(1000, &vz_max);
   std::printf("patch box 2 cm deep: energy gain %.4g J (bound %.4g J), vz max %.6g m/s\n",
               emax - e0, mass * 9.81 * depth + 0.5 * mass * v_cap * v_cap, vz_max);
   EXPECT_TRUE(Finite());
@@ -277,10 +271,7 @@ TEST_F(Fault, DeepInitialPenetrationOfAPatchBoxIsCapped) {
 TEST_F(Fault, PushoutSpeedKeyBoundsTheRecoverySpeed) {
   Load(Puck(1e-3, kRest - 0.04, "<config key=\"pushout_speed\" value=\"0.5\"/>"));
   mjtNum vz_max = 0;
-  for (int i = 0; i < 500; i++) {
-    mj_step(m_, d_);
-    vz_max = std::fmax(vz_max, d_->qvel[2]);
-  }
+  Step(500, &vz_max);
   EXPECT_TRUE(Finite());
   EXPECT_LE(vz_max, 0.5 + 1e-9);
   EXPECT_GT(vz_max, 0.25);
