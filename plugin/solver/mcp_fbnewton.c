@@ -95,27 +95,16 @@ static void gather_block(mjtNum* K, const mjtNum* H, const int* rows, int nred, 
 
 // Levenberg-Marquardt step on R with d_D fixed: rhs (nred) in: rhs_R, out: d_R solving
 // (H_RR^T H_RR + mu I) d_R = H_RR^T rhs_R, mu = lm_fac max diag(H_RR^T H_RR), lm_fac raised x10
-// until the Cholesky factor exists. K: nred x nred; v: nred scratch. Returns 1 on success.
-static int reduced_lm(mjtNum* rhs, mjtNum* K, const mjtNum* H, const int* rows, int nred, int n,
-                      mjtNum* lm_fac, mjtNum lm_min, mjtNum* v) {
-  for (int a = 0; a < nred; a++) {
-    const mjtNum* Ha = H + (size_t)rows[a] * n;
-    mjtNum s = 0;
-    for (int c = 0; c < nred; c++) s += Ha[rows[c]] * rhs[c];
-    v[a] = s;
-  }
+// until the Cholesky factor exists. X, K: nred x nred scratch (X := H_RR gathered once, so the
+// product is one syrk on contiguous columns); v: nred scratch. Returns 1 on success.
+static int reduced_lm(mjtNum* rhs, mjtNum* X, mjtNum* K, const mjtNum* H, const int* rows,
+                      int nred, int n, mjtNum* lm_fac, mjtNum lm_min, mjtNum* v) {
+  gather_block(X, H, rows, nred, n);
+  cusp_dgemv(v, 'T', X, rhs, 1.0, 0.0, nred, nred, nred);
   while (*lm_fac < 1e12) {
+    cusp_dsyrk_lower_t(K, X, 1.0, 0.0, nred, nred, nred, nred);
     mjtNum dmax = 0;
-    for (int b = 0; b < nred; b++) {  // lower triangle of H_RR^T H_RR
-      const mjtNum* Hb = H + (size_t)rows[b] * n;
-      for (int a = b; a < nred; a++) {
-        const mjtNum* Ha = H + (size_t)rows[a] * n;
-        mjtNum s = 0;
-        for (int c = 0; c < nred; c++) s += Ha[rows[c]] * Hb[rows[c]];
-        K[a + (size_t)b * nred] = s;
-      }
-      dmax = fmax(dmax, K[b + (size_t)b * nred]);
-    }
+    for (int b = 0; b < nred; b++) dmax = fmax(dmax, K[b + (size_t)b * nred]);
     if (dmax == 0) dmax = 1;
     mjtNum mu = dmax * fmax(*lm_fac, lm_min);
     for (int a = 0; a < nred; a++) K[a + (size_t)a * nred] += mu;
@@ -133,7 +122,7 @@ static int reduced_lm(mjtNum* rhs, mjtNum* K, const mjtNum* H, const int* rows, 
 
 size_t cusp_fb_core_worksize(int n, int const_jac) {
   size_t nn = (size_t)(n > 0 ? n : 1);
-  size_t nmat = const_jac ? 2 : 3;
+  size_t nmat = const_jac ? 3 : 4;
   return CUSP_ALIGN(sizeof(mjtNum) * (nmat * nn * nn + 11 * nn)) + CUSP_ALIGN(sizeof(int) * 2 * nn);
 }
 
@@ -143,7 +132,8 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
   size_t nn = (size_t)(n > 0 ? n : 1);
   mjtNum* H = (mjtNum*)work;  // (n x n) Newton matrix
   mjtNum* K = H + nn * nn;    // (n x n) LU of H or Cholesky of H^T H + mu I
-  mjtNum* Jbuf = K + nn * nn; // (n x n) Jacobian from the callback (absent if constant)
+  mjtNum* X = K + nn * nn;    // (n x n) H_RR gathered for the reduced LM step
+  mjtNum* Jbuf = X + nn * nn; // (n x n) Jacobian from the callback (absent if constant)
   mjtNum* v = Jbuf + (c->jac_const ? 0 : nn * nn);
   mjtNum* F = v;              // (n) F(z)
   mjtNum* phi = F + nn;       // (n)
@@ -156,7 +146,7 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
   mjtNum* Ft = zt + nn;       // (n)
   mjtNum* phit = Ft + nn;     // (n)
   mjtNum* zbest = phit + nn;  // (n)
-  size_t nmat = c->jac_const ? 2 : 3;
+  size_t nmat = c->jac_const ? 3 : 4;
   int* ipiv = (int*)((char*)work + CUSP_ALIGN(sizeof(mjtNum) * (nmat * nn * nn + 11 * nn)));
   int* rows = ipiv + nn;      // (n) rows of the reduced Newton system
   mjtNum* rhs = jd;           // (n) its right-hand side, free until J d is formed
@@ -247,7 +237,7 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
           }
         } else {
           // LM on R: (H_RR^T H_RR + mu I) d_R = H_RR^T rhs_R
-          ok = reduced_lm(rhs, K, H, rows, nred, n, &lm_fac, lm_min, K + (size_t)nred * nred);
+          ok = reduced_lm(rhs, X, K, H, rows, nred, n, &lm_fac, lm_min, zt);  // zt: free here
           info->lm_steps++;
         }
         if (ok) {
