@@ -92,6 +92,7 @@ typedef struct cuspPatchWork_ {
   mjtNum* ub;               // (cap_rows) row velocities
   mjtNum* G;                // (cap_rows x cap_z) column-major d ub / d z
   mjtNum* z, *F, *lo, *hi;  // (cap_z) MCP unknowns, residual, bounds
+  mjtNum* z_failed;         // (cap_z) a failed warm-started answer, while the cold restart runs
   void* mcp_work;
   size_t mcp_bytes;
   mjtNum* jac;              // (6 x nv) scratch: jacp, jacr of one body
