@@ -497,14 +497,13 @@ int cusp_patch_solve(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, 
     memcpy(w->z_failed, w->z, sizeof(mjtNum) * nz);
     for (int i = 0; i < w->npatch; i++) cold_start(w, i);
     status = cusp_mcp_fbnewton(w->z, NULL, &w->info, &prob, &opt, w->mcp_work, w->mcp_bytes);
-    w->info.iterations += warm_info.iterations;
+    int iterations = warm_info.iterations + w->info.iterations;
     if (status != CUSP_LCP_SOLVED && !(w->info.residual < warm_info.residual)) {
       memcpy(w->z, w->z_failed, sizeof(mjtNum) * nz);
-      int iterations = w->info.iterations;
       w->info = warm_info;
-      w->info.iterations = iterations;
       status = warm_info.status;
     }
+    w->info.iterations = iterations;
   }
   w->solves++;
   if (status != CUSP_LCP_SOLVED) w->failures++;

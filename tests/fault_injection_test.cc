@@ -65,8 +65,14 @@ class Fault : public ::testing::Test {
   }
   void TearDown() override {
     mju_user_warning = nullptr;
+    Unload();
+  }
+  // frees the model and data of the case just run (a test looping over cases starts clean)
+  void Unload() {
     if (d_) mj_deleteData(d_);
     if (m_) mj_deleteModel(m_);
+    d_ = nullptr;
+    m_ = nullptr;
   }
   void Load(const std::string& xml) {
     char err[1024] = "";
@@ -127,10 +133,7 @@ TEST_F(Fault, NanInfHugeQvelIsResetByMuJoCoWithWarning) {
       Step(200);
       EXPECT_TRUE(Finite());
       EXPECT_GT(d_->qpos[2], kRest - 1e-3);  // still resting on the floor after the reset
-      mj_deleteData(d_);
-      mj_deleteModel(m_);
-      d_ = nullptr;
-      m_ = nullptr;
+      Unload();
     }
   }
 }
@@ -155,10 +158,7 @@ TEST_F(Fault, NanInfCtrlIsZeroedByMuJoCoWithWarning) {
     EXPECT_GT(d_->warning[mjWARN_BADCTRL].number, 0) << v;
     EXPECT_TRUE(Finite()) << v;
     EXPECT_LT(std::fabs(d_->qvel[0]), 1e-3) << v;  // no push, the puck sticks
-    mj_deleteData(d_);
-    mj_deleteModel(m_);
-    d_ = nullptr;
-    m_ = nullptr;
+    Unload();
   }
 }
 
@@ -207,10 +207,7 @@ TEST_F(Fault, BadRegisteredGeomSizeIsRefusedWithOneWarning) {
     EXPECT_GT(State()[CUSP_STATE_NCONTACT], 0);
     EXPECT_TRUE(Finite());
     EXPECT_EQ(CuspWarnings(), 1);  // one warning per instance
-    mj_deleteData(d_);
-    mj_deleteModel(m_);
-    d_ = nullptr;
-    m_ = nullptr;
+    Unload();
     g_warnings.clear();
   }
 }
@@ -323,10 +320,7 @@ TEST_F(Fault, CoincidentDisksEveryConditioningCombination) {
     EXPECT_TRUE(Finite());
     EXPECT_LE(emax, e0 + 1e-6);
     EXPECT_NEAR(d_->qpos[2], kRest, 2e-3);
-    mj_deleteData(d_);
-    mj_deleteModel(m_);
-    d_ = nullptr;
-    m_ = nullptr;
+    Unload();
   }
 }
 
@@ -379,10 +373,7 @@ TEST_F(Fault, EveryBackendForcedToFail) {
     EXPECT_GT(d_->qpos[2], kRest - 0.01) << "fell through the floor";
     std::printf("%s forced to fail: %g failures in %g steps, z = %.5f m\n", solver,
                 State()[CUSP_STATE_SOLVER_FAILURES], State()[CUSP_STATE_STEPS], d_->qpos[2]);
-    mj_deleteData(d_);
-    mj_deleteModel(m_);
-    d_ = nullptr;
-    m_ = nullptr;
+    Unload();
     g_warnings.clear();
   }
 }

@@ -246,7 +246,8 @@ size_t cusp_contact_worksize(int nv, int m, int r, const cuspConditionOptions* o
   int s = block_size(r), N = m * s;
   size_t nvv = (size_t)(nv > 0 ? nv : 1), NN = (size_t)(N > 0 ? N : 1);
   size_t bytes = CUSP_ALIGN(sizeof(mjtNum) * nvv * nvv);                 // L
-  bytes += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 8 * NN));  // A0, A, b, dr, dc, z, w, b0, z0, zf
+  // A0, A, b, dr, dc, z, w, b0, z0, zf
+  bytes += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 8 * NN));
   bytes += CUSP_ALIGN(sizeof(int) * (size_t)(m > 0 ? m : 1));             // sel
   size_t s1 = cusp_rank_select_worksize(nv, m);
   size_t s2 = cusp_contact_assemble_worksize(nv, m, r);
@@ -262,12 +263,7 @@ static void solve_fallback(mjtNum* z, mjtNum* w, mjtNum* zf, const mjtNum* z0, c
                            const cuspLcpProblem* prob, const cuspLcpOptions* lcp_opt,
                            cuspLcpBackendId failed, void* scratch, size_t scratch_bytes) {
   int N = prob->n;
-  cuspLcpOptions chain_opt = *lcp_opt;
-  int k = 0;
-  for (int i = 0; i < 4 && lcp_opt->chain[i] >= 0 && lcp_opt->chain[i] < CUSP_LCP_CHAIN; i++) {
-    if (lcp_opt->chain[i] != (int)failed) chain_opt.chain[k++] = lcp_opt->chain[i];
-  }
-  for (; k < 4; k++) chain_opt.chain[k] = -1;
+  cuspLcpOptions chain_opt = cusp_lcp_chain_without(lcp_opt, failed);
   memcpy(zf, z, sizeof(mjtNum) * N);
   cuspLcpInfo failed_info = *info;
   cuspLcpInfo chain_info;

@@ -120,6 +120,8 @@ cuspLcpStatus cusp_lcp_fbnewton(mjtNum* z, mjtNum* w, cuspLcpInfo* info,
 size_t cusp_lcp_chain_worksize(int n);
 cuspLcpStatus cusp_lcp_chain(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const cuspLcpProblem* prob,
                              const cuspLcpOptions* opt, void* work, size_t work_bytes);
+// opt with `id` taken out of its chain (the others keep their order)
+cuspLcpOptions cusp_lcp_chain_without(const cuspLcpOptions* opt, cuspLcpBackendId id);
 
 // Residuals of a candidate z: fills w = M z + q (w (n), required) and info->residual,
 // info->siconos_error, info->complementarity.

@@ -12,6 +12,16 @@ static int chain_len(const cuspLcpOptions* opt) {
   return k;
 }
 
+cuspLcpOptions cusp_lcp_chain_without(const cuspLcpOptions* opt, cuspLcpBackendId id) {
+  cuspLcpOptions out = *opt;
+  int k = 0, len = chain_len(opt);
+  for (int i = 0; i < len; i++) {
+    if (opt->chain[i] != (int)id) out.chain[k++] = opt->chain[i];
+  }
+  for (; k < 4; k++) out.chain[k] = -1;
+  return out;
+}
+
 size_t cusp_lcp_chain_worksize(int n) {
   size_t nn = (size_t)(n > 0 ? n : 1);
   size_t need = 0;
