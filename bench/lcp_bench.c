@@ -51,49 +51,79 @@ static int batch_for(double one_solve_seconds) {
   return b > 10000 ? 10000 : (int)b + 1;
 }
 
+// median over reps samples of the seconds of one solve(ctx) (each call one solve from z = 0)
+static double median_solve_seconds(void (*solve)(void*), void* ctx, int reps) {
+  double t0 = cusp_now();
+  solve(ctx);
+  int batch = batch_for(cusp_now() - t0);
+  double* t = calloc((size_t)reps, sizeof(double));
+  for (int k = 0; k < reps; k++) {
+    t0 = cusp_now();
+    for (int i = 0; i < batch; i++) solve(ctx);
+    t[k] = (cusp_now() - t0) / batch;
+  }
+  qsort(t, (size_t)reps, sizeof(double), cmp_double);
+  double median = t[reps / 2];
+  free(t);
+  return median;
+}
+
 static int reps_for(int n, int quick) {
   int r = n <= 50 ? 51 : (n <= 200 ? 11 : 5);
   return quick ? (r > 5 ? 5 : r) : r;
 }
 
+typedef struct {
+  const cuspLcpBackend* backend;
+  const cuspLcpProblem* p;
+  cuspLcpOptions opt;
+  cuspLcpInfo info;
+  double *z, *w;
+  void* work;
+  size_t bytes;
+} CuspSolve;
+
+static void cusp_solve_once(void* ctx) {
+  CuspSolve* c = (CuspSolve*)ctx;
+  memset(c->z, 0, sizeof(double) * (size_t)c->p->n);
+  c->backend->solve(c->z, c->w, &c->info, c->p, &c->opt, c->work, c->bytes);
+}
+
 static Outcome run_cusp(const char* name, const cuspLcpProblem* p, int reps) {
   Outcome o = {0};
-  const cuspLcpBackend* b = cusp_lcp_backend_find(name);
-  size_t bytes = b->worksize(p->n);
-  void* work = malloc(bytes);
-  double* z = calloc((size_t)p->n, sizeof(double));
-  double* w = calloc((size_t)p->n, sizeof(double));
-  double* t = calloc((size_t)reps, sizeof(double));
-  cuspLcpOptions opt = cusp_lcp_default_options();
-  opt.tol = 1e-10;
-  if (!strcmp(name, "pgs")) opt.max_iter = 100000;
-  cuspLcpInfo info;
-  double t0 = cusp_now();
-  b->solve(z, w, &info, p, &opt, work, bytes);
-  int batch = batch_for(cusp_now() - t0);
-  for (int k = 0; k < reps; k++) {
-    t0 = cusp_now();
-    for (int i = 0; i < batch; i++) {
-      memset(z, 0, sizeof(double) * (size_t)p->n);
-      b->solve(z, w, &info, p, &opt, work, bytes);
-    }
-    t[k] = (cusp_now() - t0) / batch;
-  }
-  qsort(t, (size_t)reps, sizeof(double), cmp_double);
-  o.ok = info.status != CUSP_LCP_BAD_INPUT;
-  o.iterations = info.iterations;
-  cusp_lcp_residual(w, &info, z, p);
-  o.residual = info.residual;
-  o.solved = info.residual <= 1e-10;
-  o.seconds = t[reps / 2];
-  free(work);
-  free(z);
-  free(w);
-  free(t);
+  CuspSolve c = {.backend = cusp_lcp_backend_find(name), .p = p, .opt = cusp_lcp_default_options()};
+  c.bytes = c.backend->worksize(p->n);
+  c.work = malloc(c.bytes);
+  c.z = calloc((size_t)p->n, sizeof(double));
+  c.w = calloc((size_t)p->n, sizeof(double));
+  c.opt.tol = 1e-10;
+  if (!strcmp(name, "pgs")) c.opt.max_iter = 100000;
+  o.seconds = median_solve_seconds(cusp_solve_once, &c, reps);
+  o.ok = c.info.status != CUSP_LCP_BAD_INPUT;
+  o.iterations = c.info.iterations;
+  cusp_lcp_residual(c.w, &c.info, c.z, p);
+  o.residual = c.info.residual;
+  o.solved = c.info.residual <= 1e-10;
+  free(c.work);
+  free(c.z);
+  free(c.w);
   return o;
 }
 
 #ifdef CUSP_HAVE_SICONOS
+typedef struct {
+  LinearComplementarityProblem* lcp;
+  double *z, *w;
+  SolverOptions* so;
+} SiconosSolve;
+
+static void siconos_solve_once(void* ctx) {
+  SiconosSolve* c = (SiconosSolve*)ctx;
+  memset(c->z, 0, sizeof(double) * (size_t)c->lcp->size);
+  memset(c->w, 0, sizeof(double) * (size_t)c->lcp->size);
+  linearComplementarity_driver(c->lcp, c->z, c->w, c->so);
+}
+
 static Outcome run_siconos(int solver_id, const cuspLcpProblem* p, int reps) {
   Outcome o = {0};
   int n = p->n;
@@ -105,40 +135,23 @@ static Outcome run_siconos(int solver_id, const cuspLcpProblem* p, int reps) {
   lcp->size = n;
   lcp->M = NM_create_from_data(NM_DENSE, n, n, M);
   lcp->q = q;
-  double* z = calloc((size_t)n, sizeof(double));
-  double* w = calloc((size_t)n, sizeof(double));
-  double* t = calloc((size_t)reps, sizeof(double));
-  int iters = 0, batch = 1;
-  for (int k = -1; k < reps; k++) {  // k = -1: one solve to size the batch
-    SolverOptions* so = solver_options_create(solver_id);
-    so->dparam[SICONOS_DPARAM_TOL] = 1e-10;
-    if (solver_id == SICONOS_LCP_PGS) so->iparam[SICONOS_IPARAM_MAX_ITER] = 100000;
-    int nb = k < 0 ? 1 : batch;
-    double t0 = cusp_now();
-    for (int i = 0; i < nb; i++) {
-      memset(z, 0, sizeof(double) * n);
-      memset(w, 0, sizeof(double) * n);
-      linearComplementarity_driver(lcp, z, w, so);
-    }
-    double dt = (cusp_now() - t0) / nb;
-    if (k < 0) batch = batch_for(dt);
-    else t[k] = dt;
-    iters = so->iparam[SICONOS_IPARAM_ITER_DONE];
-    solver_options_delete(so);
-  }
-  qsort(t, (size_t)reps, sizeof(double), cmp_double);
+  SiconosSolve c = {lcp, calloc((size_t)n, sizeof(double)), calloc((size_t)n, sizeof(double)),
+                    solver_options_create(solver_id)};
+  c.so->dparam[SICONOS_DPARAM_TOL] = 1e-10;
+  if (solver_id == SICONOS_LCP_PGS) c.so->iparam[SICONOS_IPARAM_MAX_ITER] = 100000;
+  o.seconds = median_solve_seconds(siconos_solve_once, &c, reps);
+  int iters = c.so->iparam[SICONOS_IPARAM_ITER_DONE];
+  solver_options_delete(c.so);
   cuspLcpInfo info;
-  double* wr = calloc((size_t)n, sizeof(double));
-  cusp_lcp_residual(wr, &info, z, p);
+  double* wr = calloc((size_t)n, sizeof(double));  // cusp's w = M z + q for Siconos' z
+  cusp_lcp_residual(wr, &info, c.z, p);
   o.ok = 1;
   o.iterations = iters;
   o.residual = info.residual;
   o.solved = info.residual <= 1e-10;
-  o.seconds = t[reps / 2];
   free(wr);
-  free(z);
-  free(w);
-  free(t);
+  free(c.z);
+  free(c.w);
   freeLinearComplementarityProblem(lcp);
   return o;
 }
