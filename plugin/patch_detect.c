@@ -9,6 +9,8 @@
 
 #define CUSP_MAXCAND 160        // candidate points per patch before reduction
 #define CUSP_NRIM 8             // rim samples per cylinder cap
+#define CUSP_MAXCLIP (CUSP_MAXCAND + 4)  // a convex polygon clipped by the 4 face edges
+#define CUSP_MAXREGION 16       // feature regions (one per body geom) measured for er
 #define CUSP_FEATURE_TOL 2e-4   // m, points this close to the deepest one form the support feature
 #define CUSP_ER_MIN 1e-3        // m, smallest er: a corner or edge-end touching has a small but
                                 // finite area; smaller er makes the torsion row ill-conditioned
@@ -255,6 +257,7 @@ static int hull2(Cand* c, int n, Cand* tmp) {
 
 // clip a convex polygon (or segment, point) against x[axis]*sgn <= lim; gap interpolated linearly
 static int clip_half(Cand* out, const Cand* in, int n, int axis, mjtNum sgn, mjtNum lim) {
+  if (n <= 0) return 0;  // an earlier clip left nothing (the body lies beyond a face edge)
   if (n == 1) {
     if (sgn * in[0].x[axis] <= lim) {
       out[0] = in[0];
@@ -376,9 +379,9 @@ static mjtNum region_absint(const Region* r, const mjtNum* p, int n, const mjtNu
 // their areas; the two balls of a dumbbell: points)
 static mjtNum multi_mean_distance(mjtNum centroid[2], const mjtNum* const* regions,
                                   const int* counts, int nregion) {
-  Region r[16];
+  Region r[CUSP_MAXREGION];
   int dim = -1;
-  if (nregion > 16) nregion = 16;
+  if (nregion > CUSP_MAXREGION) nregion = CUSP_MAXREGION;
   for (int i = 0; i < nregion; i++) {
     region_measure(r + i, regions[i], counts[i]);
     if (r[i].dim > dim) dim = r[i].dim;
@@ -480,13 +483,15 @@ static int surface_patch(cuspPatchWork* w, const cuspConfig* cfg, const mjModel*
   if (!nc) return 0;
 
   // support feature (for er): points within CUSP_FEATURE_TOL of the deepest, grouped by geom
-  mjtNum feat[2 * CUSP_MAXCAND], feat_gap[CUSP_MAXCAND];  // m: (t, o) and gap of each feature point
-  const mjtNum* regions[16];
-  int counts[16], nregion = 0, nfeat = 0;
+  // m: (t, o) and gap of each feature point; every region may grow by 4 points when clipped
+  mjtNum feat[2 * (CUSP_MAXCAND + 4 * CUSP_MAXREGION)];
+  mjtNum feat_gap[CUSP_MAXCAND + 4 * CUSP_MAXREGION];
+  const mjtNum* regions[CUSP_MAXREGION];
+  int counts[CUSP_MAXREGION], nregion = 0, nfeat = 0;
   int is_full_cap = -1;  // a single cylinder cap flat on the surface: er = 2R/3 exactly
-  for (int g = m->body_geomadr[b]; g < m->body_geomadr[b] + m->body_geomnum[b] && nregion < 16;
-       g++) {
-    Cand fc[CUSP_MAXCAND];
+  for (int g = m->body_geomadr[b];
+       g < m->body_geomadr[b] + m->body_geomnum[b] && nregion < CUSP_MAXREGION; g++) {
+    Cand fc[CUSP_MAXCLIP];
     int nf = 0;
     for (int i = 0; i < nc; i++) {
       if (cand[i].geom == g && cand[i].gap <= gmin + CUSP_FEATURE_TOL) fc[nf++] = cand[i];
@@ -496,7 +501,7 @@ static int surface_patch(cuspPatchWork* w, const cuspConfig* cfg, const mjModel*
     int nh = hull2(fc, nf, tmp);
     if (S->finite) {
       // the feature inside the face only
-      Cand c1[CUSP_MAXCAND + 8], c2[CUSP_MAXCAND + 8];
+      Cand c1[CUSP_MAXCLIP], c2[CUSP_MAXCLIP];
       int k = clip_half(c1, fc, nh, 0, 1, S->half[0]);
       k = clip_half(c2, c1, k, 0, -1, S->half[0]);
       k = clip_half(c1, c2, k, 1, 1, S->half[1]);

@@ -229,6 +229,21 @@ static void remember(cuspStepWork* w) {
 
 //---------------------------------- the step -------------------------------------------------------
 
+// contacts of a step without a correction: zero impulses, mode break, penetration at q*
+static void publish_unloaded(cuspStepWork* w, mjtNum* state) {
+  mjtNum max_pen = 0;
+  for (int i = 0; i < w->ncontact; i++) {
+    cuspContact* c = w->contacts + i;
+    c->impulse_n = c->impulse_t[0] = c->impulse_t[1] = 0;
+    c->mode = CUSP_MODE_BREAK;
+    c->slip = 0;
+    if (-c->gap > max_pen) max_pen = -c->gap;
+  }
+  state[CUSP_STATE_NBREAK] = w->ncontact;
+  state[CUSP_STATE_MAX_PENETRATION] = max_pen;
+  w->nprev = 0;
+}
+
 static int all_finite(const mjtNum* x, int n) {
   for (int i = 0; i < n; i++) {
     if (!isfinite(x[i])) return 0;
@@ -272,6 +287,13 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
     state[CUSP_STATE_STATUS] = CUSP_LCP_NUMERICAL;
     state[CUSP_STATE_SOLVER_FAILURES] += 1;
     return -1;
+  }
+  if (w->dyn.nr == 0) {
+    // every degree of freedom is held by equality constraints (a tool welded to a mocap body):
+    // no contact impulse can move anything, so the step is MuJoCo's alone; the contacts are
+    // published unloaded, with their penetration
+    publish_unloaded(w, state);
+    return 0;
   }
   // equality drift of the free velocity removed first (see cusp_dynamics_project), so that the
   // contact correction below only dissipates; positions stay at q* (the gaps were measured there)
