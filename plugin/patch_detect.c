@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "detect.h"
+#include "params.h"
 #include "patch.h"
 
 #define CUSP_MAXCAND 160        // candidate points per patch before reduction
@@ -439,12 +441,6 @@ void cusp_patch_limit_surface(mjtNum e[3], const cuspConfig* cfg, int body, mjtN
 
 //---------------------------------- patches --------------------------------------------------------
 
-static mjtNum pair_friction(const cuspConfig* cfg, const mjModel* m, int g0, int g1) {
-  if (cfg->friction >= 0) return cfg->friction;
-  mjtNum a = m->geom_friction[3 * g0], b = m->geom_friction[3 * g1];
-  return a > b ? a : b;
-}
-
 static cuspPatch* new_patch(cuspPatchWork* w) {
   if (w->npatch >= w->cap_patch) {
     if (cusp_patch_work_reserve(w, 2 * w->cap_patch + 4, w->cap_rows, w->cap_z)) return NULL;
@@ -589,13 +585,19 @@ static int surface_patch(cuspPatchWork* w, const cuspConfig* cfg, const mjModel*
     er = multi_mean_distance(centroid, regions, counts, nregion);
   }
   cusp_patch_limit_surface(p->e, cfg, b, er);
-  p->mu = pair_friction(cfg, m, first_geom, S->geom);
+  p->mu = cusp_pair_friction(cfg, m, first_geom, S->geom);
   return 1;
 }
 
 int cusp_patch_add_point(cuspPatchWork* w, const cuspContact* c, int source) {
   cuspPatch* p = new_patch(w);
   if (!p) return -1;
+  cusp_patch_point(p, c, source);
+  return 0;
+}
+
+void cusp_patch_point(cuspPatch* p, const cuspContact* c, int source) {
+  memset(p, 0, sizeof(*p));
   p->kind = CUSP_PATCH_POINT;
   p->body[0] = c->body[0];
   p->body[1] = c->body[1];
@@ -610,7 +612,6 @@ int cusp_patch_add_point(cuspPatchWork* w, const cuspContact* c, int source) {
   p->e[0] = p->e[1] = 1;
   p->e[2] = 0;
   p->mu = c->mu;
-  return 0;
 }
 
 // point contacts between geom gb of registered body b and geom gs (MuJoCo's collision functions)
@@ -651,22 +652,10 @@ static int point_contacts(cuspPatchWork* w, const cuspConfig* cfg, const mjModel
     mju_copy3(c.frame, t);
     mju_copy3(c.frame + 3, o);
     mju_copy3(c.frame + 6, nrm);
-    c.mu = pair_friction(cfg, m, gb, gs);
+    c.mu = cusp_pair_friction(cfg, m, gb, gs);
     if (cusp_patch_add_point(w, &c, -1)) return -1;
   }
   return n;
-}
-
-// environment geom test: listed (or, with an empty list, any geom not registered)
-static int in_environment(const cuspConfig* cfg, const mjModel* m, int g) {
-  if (cusp_config_disk_index(cfg, g) >= 0) return 0;
-  if (cfg->nenv) {
-    for (int i = 0; i < cfg->nenv; i++) {
-      if (cfg->environment_geoms[i] == g) return 1;
-    }
-    return 0;
-  }
-  return cusp_config_patch_body_index(cfg, m->geom_bodyid[g]) < 0;
 }
 
 // body b against environment geom g
@@ -764,8 +753,10 @@ int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m,
   w->npatch = 0;
   for (int i = 0; i < cfg->npatch_body; i++) {
     int b = cfg->patch_bodies[i];
-    for (int g = 0; g < m->ngeom; g++) {
-      if (m->geom_bodyid[g] == b || !in_environment(cfg, m, g)) continue;
+    for (int g = 0; g < m->ngeom && m->body_geomnum[b] > 0; g++) {
+      // geoms of registered bodies meet in body_vs_body below; disks find the bodies themselves
+      if (cusp_config_patch_body_index(cfg, m->geom_bodyid[g]) >= 0) continue;
+      if (!cusp_touches(cfg, m, m->body_geomadr[b], g)) continue;
       if (body_vs_env(w, cfg, m, d, b, g)) return -1;
     }
     for (int j = i + 1; j < cfg->npatch_body; j++) {
