@@ -13,6 +13,7 @@
 #define CUSP_NRIM 8             // rim samples per cylinder cap
 #define CUSP_MAXCLIP (CUSP_MAXCAND + 4)  // a convex polygon clipped by the 4 face edges
 #define CUSP_MAXREGION 16       // feature regions (one per body geom) measured for er
+#define CUSP_SAME_POINT 1e-9     // m, candidates this close along the surface are one point
 #define CUSP_FEATURE_TOL 2e-4   // m, points this close to the deepest one form the support feature
 #define CUSP_ER_MIN 1e-3        // m, smallest er: a corner or edge-end touching has a small but
                                 // finite area; smaller er makes the torsion row ill-conditioned
@@ -230,6 +231,22 @@ static int cand_less(const Cand* a, const Cand* b) {
 
 // convex hull (counter-clockwise, collinear points dropped) of n candidates, in place; returns count
 static int hull2(Cand* c, int n, Cand* tmp) {
+  // points at the same (t, o) within CUSP_SAME_POINT (the two rims of a body thinner than the
+  // margin, equal up to the round-off of a tilt) are one point of the outline: keep the one nearest
+  // the surface, whatever order they came in. Sorting alone does not make such twins neighbours.
+  int u = 0;
+  for (int i = 0; i < n; i++) {
+    int twin = -1;
+    for (int j = 0; j < u && twin < 0; j++) {
+      if (fabs(c[i].x[0] - c[j].x[0]) <= CUSP_SAME_POINT &&
+          fabs(c[i].x[1] - c[j].x[1]) <= CUSP_SAME_POINT) {
+        twin = j;
+      }
+    }
+    if (twin < 0) c[u++] = c[i];
+    else if (c[i].gap < c[twin].gap) c[twin] = c[i];
+  }
+  n = u;
   if (n < 3) return n;
   // insertion sort: n is small and the order must be deterministic
   for (int i = 1; i < n; i++) {
@@ -577,7 +594,16 @@ static int surface_patch(cuspPatchWork* w, const cuspConfig* cfg, const mjModel*
     }
     p->gap[i] = clip[i].gap;
   }
-  mju_copy3(p->origin, mean);
+  // the rows' reference point: the vertices' mean along the surface, at the height of the deepest
+  // vertex (the touching level). The mean height includes rim samples up to `margin` above the
+  // surface; friction rows taken there read the rolling of a body as slip (a cylinder on its side
+  // rolled 3% slow with a 10 mm margin)
+  mjtNum gmin_v = INFINITY, gmean = 0;
+  for (int i = 0; i < nv; i++) {
+    gmin_v = fmin(gmin_v, clip[i].gap);
+    gmean += clip[i].gap / nv;
+  }
+  for (int j = 0; j < 3; j++) p->origin[j] = mean[j] - (gmean - gmin_v) * S->n[j];
   mjtNum centroid[2], er;
   if (is_full_cap >= 0) {
     er = 2.0 / 3.0 * m->geom_size[3 * is_full_cap];
