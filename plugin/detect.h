@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define CUSP_MAX_DISK_POINTS 3  // contacts one disk-geom pair can produce
+#define CUSP_MAX_DISK_POINTS 4  // contacts one disk-geom pair can produce
 
 // Disk geom `disk` against geom `other`. Fills up to CUSP_MAX_DISK_POINTS contacts c[] (geoms,
 // bodies, sub, gap, pos, frame; not mu) whose signed distance is <= margin; returns their count.
