@@ -184,14 +184,14 @@ static int detect(cuspStepWork* w, const mjModel* m, const mjData* d, const cusp
 
 //---------------------------------- assembly -------------------------------------------------------
 
-// relative point Jacobian (3 x nv, row-major) of contact point c: body[0] minus body[1]
-static void relative_jacobian(mjtNum* jrel, mjtNum* scratch, const mjModel* m, const mjData* d,
-                              const cuspContact* c) {
-  int nv = m->nv;
-  mj_jac(m, d, jrel, NULL, c->pos, c->body[0]);
+// relative point Jacobian (3 x nv of the island, row-major) of contact point c: body[0] minus
+// body[1]
+static void relative_jacobian(mjtNum* jrel, mjtNum* scratch, const cuspDynamics* dyn,
+                              const mjModel* m, const mjData* d, const cuspContact* c) {
+  cusp_dynamics_jac(jrel, NULL, dyn, m, d, c->pos, c->body[0]);
   if (c->body[1] > 0) {
-    mj_jac(m, d, scratch, NULL, c->pos, c->body[1]);
-    mju_subFrom(jrel, scratch, 3 * nv);
+    cusp_dynamics_jac(scratch, NULL, dyn, m, d, c->pos, c->body[1]);
+    mju_subFrom(jrel, scratch, 3 * dyn->nv);
   }
 }
 
@@ -201,16 +201,18 @@ static void relative_jacobian(mjtNum* jrel, mjtNum* scratch, const mjModel* m, c
 // Rows go to the start of Jn_r, Jt_r, bn, bt, mu (one island at a time).
 static void assemble(cuspStepWork* w, cuspDynamics* dyn, const cuspContact* cs, int n,
                      const mjModel* m, const mjData* d, const cuspConfig* cfg) {
-  int nv = m->nv, nr = dyn->nr, r = w->r;
+  int nv = dyn->nv, nr = dyn->nr, r = w->r;
   mjtNum h = m->opt.timestep;
   mjtNum* jrel = w->jac;             // (3 x nv)
   mjtNum* scratch = w->jac + 3 * nv; // (3 x nv)
   mjtNum* jred = w->jac + 3 * nv;    // (3 x nr), after scratch is done with
+  mjtNum* vloc = w->g;               // (nv) the island's free velocity; g is free until the solve
+  cusp_dynamics_gather(vloc, dyn, d->qvel);
   for (int i = 0; i < n; i++) {
     const cuspContact* c = cs + i;
-    relative_jacobian(jrel, scratch, m, d, c);
+    relative_jacobian(jrel, scratch, dyn, m, d, c);
     mjtNum vrel[3];  // m/s, velocity of the registered geom's point relative to the other
-    mju_mulMatVec(vrel, jrel, d->qvel, 3, nv);
+    mju_mulMatVec(vrel, jrel, vloc, 3, nv);
     cusp_dynamics_reduce(jred, dyn, jrel, 3);
     const mjtNum* t = c->frame;
     const mjtNum* o = c->frame + 3;
