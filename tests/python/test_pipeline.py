@@ -243,3 +243,33 @@ def test_a_body_thinner_than_the_margin_slides_to_the_coulomb_distance(shape, in
     assert pen <= 1e-6
     assert _state(m, d)[8] == 0
     assert np.abs(d.qvel[3:6]).max() < 1e-6  # no rocking or spin at rest
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS[:3])
+def test_a_disk_rests_on_a_registered_box(integrator):
+    """A 1 kg puck (disk) on a registered 2 kg crate (patch body) on the floor: one island with disk
+    and patch rows, one MCP. Both rest where the geometry puts them (1e-6 m), no failed solve, no
+    step gains more than 1e-9 J, and the floor carries both weights (1e-6 relative)."""
+    m, d = _load(f"""<mujoco><option timestep="1e-3" integrator="{integrator}">
+<flag energy="enable"/></option>
+<extension><plugin plugin="cusp.contact"><instance name="cusp"><config key="disks" value="puck"/>
+<config key="bodies" value="crate"/></instance></plugin></extension>
+<worldbody><geom name="floor" type="plane" size="5 5 .1"/>
+<body name="crate" pos="0 0 0.05"><freejoint/><geom name="box" type="box" size="0.1 0.1 0.05"
+  mass="2" contype="0" conaffinity="0"/></body>
+<body name="p" pos="0.01 0.02 0.111"><freejoint/><geom name="puck" type="cylinder"
+  size="0.05 0.01" mass="1" contype="0" conaffinity="0"/></body>
+</worldbody></mujoco>""")
+    floor = _id(m, mujoco.mjtObj.mjOBJ_GEOM, "floor")
+    worst = 0.0
+    for _ in range(1500):
+        e0 = d.energy.sum()
+        mujoco.mj_step(m, d)
+        mujoco.mj_forward(m, d)
+        worst = max(worst, d.energy.sum() - e0)
+    c = cusp.contacts(m, d)
+    assert abs(d.qpos[2] - 0.05) < 1e-6 and abs(d.qpos[9] - 0.11) < 1e-6
+    assert _state(m, d)[8] == 0
+    assert worst <= 1e-9
+    on_floor = c.impulse[c.geom[:, 1] == floor, 0].sum()
+    assert abs(on_floor / (3 * G * m.opt.timestep) - 1) < 1e-6
