@@ -116,6 +116,7 @@ int cusp_step_init(cuspStepWork* w, const mjModel* m, const cuspConfig* cfg) {
     w->cone[2 * k + 1] = sin(2 * mjPI * k / w->r);
   }
   if (cusp_islands_init(&w->isl, m)) return -1;
+  if (cusp_params_init(&w->params, cfg, m)) return -1;
   if (cfg->npatch_body && cusp_patch_work_init(&w->patch, m)) return -1;
   // a first guess: four contacts per disk
   int guess = 4 * (cfg->ndisk > 0 ? cfg->ndisk : 1);
@@ -136,6 +137,7 @@ void cusp_step_free(cuspStepWork* w) {
   for (int k = 0; k < w->ndyn; k++) cusp_dynamics_free(w->dyn + k);
   free(w->dyn);
   cusp_islands_free(&w->isl);
+  cusp_params_free(&w->params);
   cusp_patch_work_free(&w->patch);
   memset(w, 0, sizeof(*w));
 }
@@ -168,7 +170,7 @@ static int detect(cuspStepWork* w, const mjModel* m, const mjData* d, const cusp
   for (int i = 0; i < cfg->ndisk; i++) {
     int disk = cfg->disk_geoms[i];
     for (int g = 0; g < m->ngeom; g++) {
-      if (!cusp_touches(cfg, m, disk, g)) continue;
+      if (!cusp_touches(&w->params, m, disk, g)) continue;
       if (w->ncontact + CUSP_MAX_DISK_POINTS > w->capacity &&
           grow(w, 2 * w->capacity, cfg)) {
         return -1;
@@ -491,7 +493,7 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
   if (detect(w, m, d, cfg)) return -1;
   int npatch = 0;
   if (cfg->npatch_body) {
-    npatch = cusp_patch_detect(&w->patch, cfg, m, d);
+    npatch = cusp_patch_detect(&w->patch, cfg, &w->params, m, d);
     if (npatch < 0) return -1;
   }
   int nc = w->ncontact;
