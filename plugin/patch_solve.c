@@ -566,9 +566,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     } else {
       P->s = P->rho_t = P->rho_r = 0;
     }
-    if (D.Ln <= cfg->break_impulse) P->mode = CUSP_MODE_BREAK;
-    else if (P->s >= 1 - 1e-6) P->mode = CUSP_MODE_SLIDE;
-    else P->mode = CUSP_MODE_STICK;
+    // the mode is set by the driver (one rule for every contact, step.c)
   }
   // dv = N Mr^-1 Jr^T p = N sum_r p_r X_r
   mjtNum* du = w->jac;  // (nr) scratch
