@@ -21,7 +21,9 @@ int cusp_patch_work_init(cuspPatchWork* w, const mjModel* m) {
   w->jac = (mjtNum*)calloc(6 * (size_t)m->nv + 1, sizeof(mjtNum));
   w->jac2 = (mjtNum*)calloc(6 * (size_t)m->nv + 1, sizeof(mjtNum));
   w->dv = (mjtNum*)calloc((size_t)m->nv + 1, sizeof(mjtNum));
-  if (!w->jac || !w->jac2 || !w->dv) return -1;
+  cusp_patch_detect_sizes(&w->detect_points, &w->detect_regions, m);
+  w->detect_work = malloc(cusp_patch_detect_worksize(w->detect_points, w->detect_regions));
+  if (!w->jac || !w->jac2 || !w->dv || !w->detect_work) return -1;
   return cusp_patch_work_reserve(w, 8, 64, 72);
 }
 
@@ -45,6 +47,7 @@ void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->hi);
   free(w->z_failed);
   free(w->mcp_work);
+  free(w->detect_work);
   free(w->jac);
   free(w->jac2);
   free(w->dv);
