@@ -48,15 +48,19 @@ def frame_camera(model: mujoco.MjModel, data: mujoco.MjData, bodies: list[int],
 
 def frames(scene: str | os.PathLike, seconds: float, fps: float = 30.0, width: int = 640,
            height: int = 480, stock: bool = False, markers: bool = True,
-           progress: bool = False) -> Iterator[tuple[float, np.ndarray]]:
+           progress: bool = False, ctrl: cusp.Controller | None = None
+           ) -> Iterator[tuple[float, np.ndarray]]:
     """Simulate a scene and yield (time s, RGB image (height, width, 3) uint8) every 1/fps
     seconds of simulated time, from t = 0 to ``seconds``, with cusp's contact markers (points,
     ECPs, force arrows) unless ``markers`` is False or the scene is the stock twin (then MuJoCo's
-    own contact points and forces are drawn)."""
+    own contact points and forces are drawn). ``ctrl(model, data)`` is called before every step.
+    The images are as rendered; :func:`annotate` adds the time stamp and the mode legend."""
     spec = cusp.load_spec(scene, stock=stock)
     bodies_spec = cusp.load_spec(scene)  # registered geoms are read from the cusp scene
-    model = spec.compile()
+    model = cusp.compile_spec(spec, scene)
     data = mujoco.MjData(model)
+    if model.nkey:
+        mujoco.mj_resetDataKeyframe(model, data, 0)  # as cusp-sim: the first keyframe
     camera = mujoco.MjvCamera()
     bodies = registered_bodies(model, bodies_spec)
     frame_camera(model, data, bodies, camera)
@@ -71,7 +75,7 @@ def frames(scene: str | os.PathLike, seconds: float, fps: float = 30.0, width: i
                 bar.__enter__()
             for k in range(nframe):
                 if k:
-                    mujoco.mj_step(model, data, steps_per_frame)
+                    cusp.step(model, data, steps_per_frame, ctrl)
                 if bodies:  # follow the registered bodies
                     camera.lookat[:] = data.xpos[bodies].mean(axis=0)
                 renderer.update_scene(data, camera, option)
@@ -95,14 +99,24 @@ def save_png(image: np.ndarray, path: str | os.PathLike) -> None:
 
 def render(scene: str | os.PathLike, out: str | os.PathLike, seconds: float = 2.0,
            fps: float = 30.0, width: int = 640, height: int = 480, stock: bool = False,
-           markers: bool = True, progress: bool = True) -> pathlib.Path:
+           markers: bool = True, progress: bool = True, ctrl: cusp.Controller | None = None,
+           stamp: bool = True) -> pathlib.Path:
     """Render a scene headless to ``out``: ``.png`` (the frame at ``seconds``) or ``.mp4``
-    (every frame from 0 to ``seconds`` at ``fps``, H.264 through ffmpeg). Returns the path."""
+    (every frame from 0 to ``seconds`` at ``fps``, H.264 through ffmpeg), each frame with its
+    simulated time and (with markers on a cusp scene) the mode legend unless ``stamp`` is False.
+    ``ctrl(model, data)`` is called before every step. Returns the path."""
+    legend = markers and not stock
+
+    def framed() -> Iterator[np.ndarray]:
+        for t, image in frames(scene, seconds, fps, width, height, stock, markers, progress,
+                               ctrl):
+            yield annotate(image, t, legend) if stamp else image
+
     out = pathlib.Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix.lower() == ".png":
         last = None
-        for _, image in frames(scene, seconds, fps, width, height, stock, markers, progress):
+        for image in framed():
             last = image
         save_png(last, out)
         return out
@@ -117,7 +131,7 @@ def render(scene: str | os.PathLike, out: str | os.PathLike, seconds: float = 2.
            "-pix_fmt", "yuv420p", str(out)]
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        for _, image in frames(scene, seconds, fps, width, height, stock, markers, progress):
+        for image in framed():
             proc.stdin.write(np.ascontiguousarray(image).tobytes())
     finally:
         proc.stdin.close()
@@ -128,14 +142,38 @@ def render(scene: str | os.PathLike, out: str | os.PathLike, seconds: float = 2.
     return out
 
 
+#: the marker colours of the modes (visualize.c), for legends and pixel tests
+MODE_RGB = {cusp.MODE_STICK: (0.1, 0.3, 1.0), cusp.MODE_SLIDE: (1.0, 0.1, 0.1),
+            cusp.MODE_BREAK: (0.1, 0.8, 0.1)}
+
+
+def annotate(image: np.ndarray, t: float, legend: bool = True) -> np.ndarray:
+    """A copy of an RGB uint8 frame with its simulated time ("t = 1.234 s") in the top left
+    corner and, if ``legend``, the marker colours of the modes (stick, slide, break) under it,
+    on a dark box so that they read on any scene (Pillow's built-in font)."""
+    from PIL import Image, ImageDraw
+
+    picture = Image.fromarray(np.ascontiguousarray(image[..., :3]))
+    draw = ImageDraw.Draw(picture)
+    lines = 1 + (3 if legend else 0)
+    draw.rectangle((4, 4, 92, 8 + 14 * lines), fill=(20, 20, 20))
+    draw.text((9, 7), f"t = {t:.3f} s", fill=(255, 255, 255))
+    if legend:
+        for row, mode in enumerate((cusp.MODE_STICK, cusp.MODE_SLIDE, cusp.MODE_BREAK)):
+            y = 7 + 14 * (row + 1)
+            rgb = tuple(int(255 * c) for c in MODE_RGB[mode])
+            draw.rectangle((9, y + 2, 17, y + 10), fill=rgb)
+            draw.text((23, y), cusp.MODE_NAMES[mode], fill=(255, 255, 255))
+    return np.asarray(picture).copy()
+
+
 def marker_pixels(image: np.ndarray, mode: int, hue_tolerance: float = 15.0,
                   min_saturation: float = 0.45, min_value: float = 0.25) -> int:
     """Number of pixels that have the hue of a mode's marker (stick blue, slide red, break green)
     within ``hue_tolerance`` degrees, and are saturated and bright enough to be a marker rather
     than grey scenery (shading changes value, not hue). Used by tests to find markers in
     pictures."""
-    rgb = {cusp.MODE_BREAK: (0.1, 0.8, 0.1), cusp.MODE_STICK: (0.1, 0.3, 1.0),
-           cusp.MODE_SLIDE: (1.0, 0.1, 0.1)}[mode]
+    rgb = MODE_RGB[mode]
     import matplotlib.colors
 
     want = float(matplotlib.colors.rgb_to_hsv(np.array(rgb))[0]) * 360.0
