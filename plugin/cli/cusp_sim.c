@@ -125,6 +125,35 @@ static int parse_args(Options* o, char* msg, int msg_sz, int argc, char** argv) 
   return 0;
 }
 
+// MuJoCo's multi-line compile error as one line: repeated lines dropped (MuJoCo 4.0 initialises
+// plugins twice while compiling, so the plugin's reason comes twice) and the generic
+// "plugin->init failed" line dropped when the plugin said why; lines joined by "; ".
+static void one_line(char* out, int out_sz, const char* message) {
+  char lines[16][1024];
+  int n = 0, generic = -1;
+  for (const char* p = message; *p && n < 16;) {
+    const char* end = strchr(p, '\n');
+    int len = end ? (int)(end - p) : (int)strlen(p);
+    if (len > 0 && len < (int)sizeof(lines[0])) {
+      memcpy(lines[n], p, len);
+      lines[n][len] = 0;
+      int seen = 0;
+      for (int i = 0; i < n; i++) seen |= !strcmp(lines[i], lines[n]);
+      if (!seen) {
+        if (strstr(lines[n], "plugin->init failed")) generic = n;
+        n++;
+      }
+    }
+    p += len + (end ? 1 : 0);
+  }
+  out[0] = 0;
+  for (int i = 0; i < n; i++) {
+    if (i == generic && n > 1) continue;
+    int used = (int)strlen(out);
+    snprintf(out + used, out_sz - used, "%s%s", used ? "; " : "", lines[i]);
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc == 2 && !strcmp(argv[1], "--config-reference")) {
     // the plugin's key table as Markdown (the source of mjcf/README.md's table)
@@ -164,7 +193,8 @@ int main(int argc, char** argv) {
   }
   mjModel* original = mj_compile(spec, NULL);
   if (!original) {
-    fprintf(stderr, "cusp-sim: cannot compile %s: %s\n", o.scene, mjs_getError(spec));
+    one_line(err, sizeof(err), mjs_getError(spec));
+    fprintf(stderr, "cusp-sim: %s: %s\n", o.scene, err);
     return 1;
   }
   char* registered = (char*)calloc(original->ngeom + 1, 1);

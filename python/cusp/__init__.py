@@ -327,9 +327,13 @@ def _instance(model: mujoco.MjModel, data: mujoco.MjData, instance: int | None) 
 def contacts(model: mujoco.MjModel, data: mujoco.MjData, instance: int | None = None) -> Contacts:
     """The contact results of the last ``mj_step`` of ``data`` (see :class:`Contacts`).
 
-    ``instance``: plugin instance index (default: the first cusp.contact instance). Raises
-    ValueError if the model has no such instance."""
+    ``instance``: plugin instance index (default: the first cusp.contact instance). A model
+    without a cusp.contact instance (the stock twin) gives MuJoCo's own contacts in the same
+    format (see :func:`stock_contacts`), so one loop reads both. Raises ValueError if
+    ``instance`` names a plugin instance that is not cusp.contact."""
     lib = _library()
+    if instance is None and not instances(model, data):
+        return stock_contacts(model, data)
     index = _instance(model, data, instance)
     m, d = ctypes.c_void_p(model._address), ctypes.c_void_p(data._address)
     n = lib.cusp_contacts_count(m, d, index)
@@ -357,8 +361,41 @@ def contacts(model: mujoco.MjModel, data: mujoco.MjData, instance: int | None = 
                     geom=geom, body=body)
 
 
+def stock_contacts(model: mujoco.MjModel, data: mujoco.MjData) -> Contacts:
+    """MuJoCo's contacts of ``data`` (every ``data.contact``) as :class:`Contacts` records: kind
+    2 (point), mode 0 (MuJoCo has no contact modes), ``force`` and ``torsion`` from
+    ``mj_contactForce`` (zero for contacts outside the constraint set), ``impulse`` = force x
+    time step. ``geom`` is (MuJoCo's geom2, geom1) so that ``normal`` (MuJoCo's, from geom1 to
+    geom2) points from the second geom towards the first, as in cusp's records; ``frame`` rows
+    are MuJoCo's two tangents then the normal."""
+    n = data.ncon
+    pos, frame = np.zeros((n, 3)), np.zeros((n, 3, 3))
+    force, torsion, gap = np.zeros((n, 3)), np.zeros(n), np.zeros(n)
+    geom = np.zeros((n, 2), dtype=np.int32)
+    wrench = np.zeros(6)
+    for i in range(n):
+        c = data.contact[i]
+        pos[i] = c.pos
+        mujoco_frame = np.asarray(c.frame).reshape(3, 3)  # rows: normal, tangent 1, tangent 2
+        frame[i] = mujoco_frame[[1, 2, 0]]
+        gap[i] = c.dist
+        geom[i] = (c.geom[1], c.geom[0])
+        if c.efc_address >= 0:
+            mujoco.mj_contactForce(model, data, i, wrench)
+            force[i] = wrench[:3]
+            torsion[i] = wrench[3] * model.opt.timestep if c.dim >= 4 else 0.0
+    h = model.opt.timestep
+    return Contacts(pos=pos, frame=frame, impulse=force * h, torsion=torsion, force=force,
+                    gap=gap, mode=np.zeros(n, dtype=np.int32),
+                    kind=np.full(n, KIND_POINT, dtype=np.int32), geom=geom,
+                    body=model.geom_bodyid[geom].astype(np.int32).reshape(n, 2))
+
+
 def normal_force(model: mujoco.MjModel, data: mujoco.MjData, instance: int | None = None) -> float:
-    """N, the total normal contact force of the last step (the CSV column normal_force_N)."""
+    """N, the total normal contact force of the last step (the CSV column normal_force_N; for a
+    model without cusp.contact, of all of MuJoCo's contacts)."""
+    if instance is None and not instances(model, data):
+        return float(stock_contacts(model, data).force[:, 0].sum())
     lib = _library()
     index = _instance(model, data, instance)
     return float(lib.cusp_contacts_normal_force(ctypes.c_void_p(model._address),
