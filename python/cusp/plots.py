@@ -14,6 +14,8 @@ import cusp
 Series = dict[str, np.ndarray]
 RUN_STYLE = {"cusp": dict(color="tab:blue", lw=1.6), "stock": dict(color="tab:orange", lw=1.2,
                                                                     ls="--")}
+#: trajectories: one colour per axis (none of them a mode colour), the run by line style
+AXIS_COLOURS = {"x": "tab:purple", "y": "tab:olive", "z": "tab:cyan"}
 #: timeline colours: the viewer's marker colours, grey for "in contact" without modes (stock)
 BAND_COLOURS = {"stick": (0.1, 0.3, 1.0), "slide": (1.0, 0.1, 0.1), "break": (0.1, 0.8, 0.1),
                 "contact": (0.55, 0.55, 0.55)}
@@ -87,10 +89,12 @@ def _draw(name: str, ax: Any, runs: dict[str, tuple[dict, Series]]) -> None:
                 ax.plot(t, s["normal_force_N"], label=label, **style)
             ax.set_ylabel("total normal force (N)")
         elif name == "trajectory":
-            for body in free_bodies(s):
-                for axis, shade in zip("xyz", (1.0, 0.7, 0.45)):
+            bodies = free_bodies(s)
+            for k, body in enumerate(bodies):
+                for axis in "xyz":
                     ax.plot(t, s[f"{body}_{axis}"], label=f"{label} {body}.{axis}",
-                            alpha=shade, **style)
+                            **{**style, "color": AXIS_COLOURS[axis],
+                               "alpha": 1.0 - 0.5 * k / max(len(bodies), 1)})
             ax.set_ylabel("position (m)")
     ax.set_title({"penetration": "penetration of registered contacts",
                   "energy": "kinetic + potential energy", "contact_force": "contact force",
@@ -103,7 +107,8 @@ def plot(runs: dict[str, tuple[dict, Series]], out_dir: str | os.PathLike, title
          dpi: int = 90) -> list[pathlib.Path]:
     """Write one PNG per plot in ``which`` (``<name>.png``) if ``singles`` and, if ``overview``,
     all of them stacked in ``overview.png``. ``runs``: {"cusp": (summary, series), "stock": ...} as returned
-    by :func:`cusp.compare`. Returns the files written."""
+    by :func:`cusp.compare`. A scene without free bodies gets no trajectory plot. Returns the
+    files written."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -111,6 +116,8 @@ def plot(runs: dict[str, tuple[dict, Series]], out_dir: str | os.PathLike, title
 
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    if not any(free_bodies(series) for _, series in runs.values()):
+        which = tuple(name for name in which if name != "trajectory")  # nothing to draw there
     written = []
     for name in which if singles else ():
         fig, ax = plt.subplots(figsize=(7, 3.2 if name != "modes" else 1.8))
@@ -145,6 +152,8 @@ def metrics(summary: dict, series: Series) -> dict[str, Any]:
     row = {
         "max penetration (mm)": 1e3 * summary["max_penetration_m"],
         "energy max increase (J)": summary["energy_max_increase_J"],
+        "largest one-step energy gain (J)": summary.get("energy_max_step_increase_J",
+                                                        float("nan")),
         "energy final (J)": summary["energy_final_J"],
         "mean normal force (N)": float(np.mean(series["normal_force_N"]))
         if "normal_force_N" in series else float("nan"),
