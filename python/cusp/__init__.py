@@ -1,6 +1,8 @@
 """cusp: complementarity contact for MuJoCo, from Python through the official bindings.
 
-``load()`` registers the ``cusp.contact`` engine plugin (libcusp.so) with MuJoCo once;
+``import cusp`` registers the ``cusp.contact`` engine plugin (libcusp.so) with MuJoCo (so does
+``import mujoco`` once cusp is pip-installed, through the ``mujoco.plugins`` entry point);
+``load()`` does it explicitly and raises :class:`PluginError` if it cannot;
 ``stock_twin(spec)`` turns a cusp scene into its stock-MuJoCo twin in memory; ``run(...)`` runs a
 scene headless through the ``cusp-sim`` tool and returns its summary and time series;
 ``compare(...)`` runs a scene and its stock twin; ``contacts(model, data)`` returns the contact
@@ -32,6 +34,15 @@ _headless_gl()
 
 import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
+
+
+# import cusp registers cusp.contact (pip install does it already at import mujoco, through the
+# mujoco.plugins entry point), so MuJoCo parses cusp scenes right away. A failure is kept for
+# load() to raise when cusp is used: importing must not fail on a machine without the library.
+try:
+    load()
+except PluginError:
+    pass
 
 
 def _cusp_plugins(spec: mujoco.MjSpec) -> list:
@@ -83,17 +94,36 @@ def stock_twin(spec: mujoco.MjSpec) -> mujoco.MjSpec:
     return spec
 
 
-def load_spec(scene: str | os.PathLike, stock: bool = False, **overrides: Any) -> mujoco.MjSpec:
-    """Parse a scene; apply config overrides (key=value) to its cusp.contact instance, or make
+def scene_name(scene: Any) -> str:
+    """A scene's name for messages and summaries: the path, or an MjSpec's model name."""
+    return scene.modelname if isinstance(scene, mujoco.MjSpec) else str(scene)
+
+
+def _copy_spec(spec: mujoco.MjSpec) -> mujoco.MjSpec:
+    """``spec.copy()`` with its plugin instances, which MuJoCo 4.0's copy leaves out."""
+    copy = spec.copy()
+    if not len(copy.plugins):
+        for plugin in spec.plugins:
+            added = copy.add_plugin(name=plugin.name, plugin_name=plugin.plugin_name,
+                                    active=plugin.active)
+            added.config = dict(plugin.config)
+    return copy
+
+
+def load_spec(scene: Any, stock: bool = False, **overrides: Any) -> mujoco.MjSpec:
+    """Parse a scene (or copy an MjSpec); apply config overrides (key=value) to its cusp.contact instance, or make
     its stock twin (overrides are then ignored, as by ``cusp-sim --stock``). Raises
     :class:`SceneError` (one line) for a missing or unparsable file."""
     load()
-    if not pathlib.Path(scene).is_file():
+    if isinstance(scene, mujoco.MjSpec):
+        spec = _copy_spec(scene)  # the caller's spec stays as it is
+    elif not pathlib.Path(scene).is_file():
         raise SceneError(f"cannot open scene '{scene}'")
-    try:
-        spec = mujoco.MjSpec.from_file(str(scene))
-    except ValueError as err:
-        raise SceneError(f"cannot load {scene}: {one_line(str(err))}") from None
+    else:
+        try:
+            spec = mujoco.MjSpec.from_file(str(scene))
+        except ValueError as err:
+            raise SceneError(f"cannot load {scene}: {one_line(str(err))}") from None
     if stock:
         return stock_twin(spec)
     for plugin in _cusp_plugins(spec):
@@ -103,13 +133,13 @@ def load_spec(scene: str | os.PathLike, stock: bool = False, **overrides: Any) -
     return spec
 
 
-def compile_spec(spec: mujoco.MjSpec, scene: str | os.PathLike = "scene") -> mujoco.MjModel:
+def compile_spec(spec: mujoco.MjSpec, scene: Any = "scene") -> mujoco.MjModel:
     """``spec.compile()`` with MuJoCo's error as a one-line :class:`SceneError` naming the
     scene (a bad config key: key, value and reason)."""
     try:
         return spec.compile()
     except ValueError as err:
-        raise SceneError(f"{scene}: {one_line(str(err))}") from None
+        raise SceneError(f"{scene_name(scene)}: {one_line(str(err))}") from None
 
 
 #: a controller: called as ``ctrl(model, data)`` before every ``mj_step``
@@ -131,12 +161,12 @@ def step(model: mujoco.MjModel, data: mujoco.MjData, nstep: int = 1,
 _SIM_HOOK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
 
 
-def run(scene: str | os.PathLike, seconds: float = 2.0, stock: bool = False,
+def run(scene: Any, seconds: float = 2.0, stock: bool = False,
         timestep: float | None = None, solver: str | None = None, progress: bool = False,
         ctrl: Controller | None = None, csv_path: str | os.PathLike | None = None,
         **overrides: Any) -> tuple[dict, dict[str, np.ndarray]]:
-    """Run a scene headless, exactly as ``cusp-sim`` does (its loop, in libcusp.so, in this
-    process); ``stock=True``: its stock twin.
+    """Run a scene (an MJCF file or an MjSpec) headless, exactly as ``cusp-sim`` does (its loop,
+    in libcusp.so, in this process); ``stock=True``: its stock twin.
 
     ``ctrl(model, data)``, if given, is called before every step (set ``data.ctrl``, or anything
     else); the same controller on the cusp scene and on its stock twin is a fair comparison.
@@ -155,7 +185,7 @@ def run(scene: str | os.PathLike, seconds: float = 2.0, stock: bool = False,
     return json.loads(text), {name: values[:, i] for i, name in enumerate(header)}
 
 
-def _simulate(scene: str | os.PathLike, seconds: float, stock: bool, timestep: float | None,
+def _simulate(scene: Any, seconds: float, stock: bool, timestep: float | None,
               progress: bool, ctrl: Controller | None, csv_path: str | os.PathLike | None,
               overrides: dict) -> tuple[str, str]:
     """cusp_sim_run on a model compiled here: (the JSON summary line, the CSV text)."""
@@ -164,7 +194,7 @@ def _simulate(scene: str | os.PathLike, seconds: float, stock: bool, timestep: f
     registered = np.zeros(original.ngeom + 1, dtype=np.int8)
     if lib.cusp_sim_registered_geoms(registered.ctypes.data_as(ctypes.c_char_p),
                                      ctypes.c_void_p(original._address)):
-        raise SceneError(f"{scene}: bad cusp.contact config")
+        raise SceneError(f"{scene_name(scene)}: bad cusp.contact config")
     model = compile_spec(load_spec(scene, stock=True), scene) if stock else original
     lib.cusp_sim_prepare_model(ctypes.c_void_p(model._address), float(timestep or 0.0))
     data = mujoco.MjData(model)
@@ -172,7 +202,8 @@ def _simulate(scene: str | os.PathLike, seconds: float, stock: bool, timestep: f
     if progress:
         from cusp.progress import Progress
 
-        bar = Progress(seconds, f"{pathlib.Path(scene).name} {'stock' if stock else 'cusp'}")
+        label = pathlib.Path(scene_name(scene)).name
+        bar = Progress(seconds, f"{label} {'stock' if stock else 'cusp'}")
     raised: list[BaseException] = []
 
     def before_step(_: Any) -> int:
@@ -198,7 +229,8 @@ def _simulate(scene: str | os.PathLike, seconds: float, stock: bool, timestep: f
                                       ctypes.c_void_p(model._address),
                                       ctypes.c_void_p(data._address),
                                       registered.ctypes.data_as(ctypes.c_char_p), int(stock),
-                                      str(scene).encode(), float(seconds), path.encode(), hook,
+                                      scene_name(scene).encode(), float(seconds), path.encode(),
+                                      hook,
                                       None)
         finally:
             if bar is not None:
@@ -206,12 +238,12 @@ def _simulate(scene: str | os.PathLike, seconds: float, stock: bool, timestep: f
         if raised:
             raise raised[0]
         if status:
-            raise SceneError(f"{scene}: {err.value.decode()}")
+            raise SceneError(f"{scene_name(scene)}: {err.value.decode()}")
         with open(path) as f:
             return json_buf.value.decode(), f.read()
 
 
-def compare(scene: str | os.PathLike, seconds: float = 2.0,
+def compare(scene: Any, seconds: float = 2.0,
             **kwargs: Any) -> dict[str, tuple[dict, dict[str, np.ndarray]]]:
     """Run a scene with cusp and as its stock twin (same arguments as :func:`run`, the same
     controller ``ctrl`` for both); returns ``{"cusp": (summary, series), "stock": (summary,

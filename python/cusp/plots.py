@@ -102,6 +102,26 @@ def _draw(name: str, ax: Any, runs: dict[str, tuple[dict, Series]]) -> None:
     ax.legend(fontsize=7, loc="best")
 
 
+def figure(runs: dict[str, tuple[dict, Series]], which: tuple[str, ...] = PLOTS,
+           title: str = "") -> Any:
+    """The stacked comparison as a matplotlib Figure (overview.png; in a notebook it shows
+    inline): one panel per plot in ``which`` (no trajectory panel without free bodies), cusp
+    solid, stock dashed."""
+    import matplotlib.pyplot as plt
+
+    if not any(free_bodies(series) for _, series in runs.values()):
+        which = tuple(name for name in which if name != "trajectory")
+    heights = [0.6 if n == "modes" else 1.0 for n in which]
+    fig, axes = plt.subplots(len(which), 1, figsize=(7, 2.3 * sum(heights) + 0.6),
+                             sharex=True, gridspec_kw=dict(height_ratios=heights))
+    for name, ax in zip(which, np.atleast_1d(axes)):
+        _draw(name, ax, runs)
+    np.atleast_1d(axes)[-1].set_xlabel("time (s)")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
 def plot(runs: dict[str, tuple[dict, Series]], out_dir: str | os.PathLike, title: str = "",
          which: tuple[str, ...] = PLOTS, singles: bool = True, overview: bool = True,
          dpi: int = 90) -> list[pathlib.Path]:
@@ -130,14 +150,7 @@ def plot(runs: dict[str, tuple[dict, Series]], out_dir: str | os.PathLike, title
         plt.close(fig)
         written.append(path)
     if overview:
-        heights = [0.6 if n == "modes" else 1.0 for n in which]
-        fig, axes = plt.subplots(len(which), 1, figsize=(7, 2.3 * sum(heights) + 0.6),
-                                 sharex=True, gridspec_kw=dict(height_ratios=heights))
-        for name, ax in zip(which, np.atleast_1d(axes)):
-            _draw(name, ax, runs)
-        np.atleast_1d(axes)[-1].set_xlabel("time (s)")
-        fig.suptitle(title, fontsize=10)
-        fig.tight_layout()
+        fig = figure(runs, which, title)
         path = out / "overview.png"
         fig.savefig(path, dpi=dpi)
         plt.close(fig)
@@ -190,7 +203,7 @@ def write_summary(runs: dict[str, tuple[dict, Series]], scene: str | os.PathLike
                   pictures: list[pathlib.Path]) -> pathlib.Path:
     """Write ``summary.md`` in out_dir: the table and links to the pictures."""
     out = pathlib.Path(out_dir)
-    text = [f"# {pathlib.Path(scene).name}: cusp vs stock MuJoCo, {seconds:g} s", "",
+    text = [f"# {pathlib.Path(cusp.scene_name(scene)).name}: cusp vs stock MuJoCo, {seconds:g} s", "",
             summary_table(runs), ""]
     text += [f"![{p.stem}]({p.name})" for p in pictures]
     path = out / "summary.md"
@@ -204,7 +217,7 @@ def compare_to_dir(scene: str | os.PathLike, out_dir: str | os.PathLike, seconds
     """Run a scene with cusp and stock (:func:`cusp.compare`), write the PNGs and summary.md to
     out_dir; returns the runs."""
     runs = cusp.compare(scene, seconds, progress=progress, **kwargs)
-    title = f"{pathlib.Path(scene).name}: cusp (solid) vs stock (dashed)"
+    title = f"{pathlib.Path(cusp.scene_name(scene)).name}: cusp (solid) vs stock (dashed)"
     pictures = plot(runs, out_dir, title=title, singles=not overview_only)
     write_summary(runs, scene, seconds, out_dir, pictures)
     return runs
