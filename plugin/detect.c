@@ -318,15 +318,16 @@ static int disk_convex(cuspContact* c, const mjModel* m, const mjData* d, int di
 
 //---------------------------------- dispatch -------------------------------------------------------
 
-int cusp_detect_is_environment(const mjModel* m, int disk, int other, const int* env, int nenv) {
-  if (other == disk) return 0;
-  if (nenv > 0) {
-    for (int i = 0; i < nenv; i++) {
-      if (env[i] == other) return 1;
+int cusp_touches(const cuspConfig* cfg, const mjModel* m, int self, int other) {
+  if (m->geom_bodyid[other] == m->geom_bodyid[self]) return 0;
+  if (cusp_config_disk_index(cfg, other) >= 0) return 0;
+  if (cusp_config_patch_body_index(cfg, m->geom_bodyid[other]) >= 0) return 1;
+  if (cfg->nenv > 0) {
+    for (int i = 0; i < cfg->nenv; i++) {
+      if (cfg->environment_geoms[i] == other) return 1;
     }
     return 0;
   }
-  if (m->geom_bodyid[other] == m->geom_bodyid[disk]) return 0;
   return m->geom_contype[other] || m->geom_conaffinity[other];
 }
 

@@ -27,6 +27,7 @@ int cusp_patch_work_init(cuspPatchWork* w, const mjModel* m) {
 void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->patch);
   free(w->prev);
+  free(w->sorted);
   free(w->row_of);
   free(w->z_of);
   free(w->J);
@@ -57,6 +58,9 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
     a = grow(w->prev, npatch * sizeof(cuspPatch));
     if (!a) return -1;
     w->prev = (cuspPatch*)a;
+    a = grow(w->sorted, npatch * sizeof(cuspPatch));
+    if (!a) return -1;
+    w->sorted = (cuspPatch*)a;
     a = grow(w->row_of, (npatch + 1) * sizeof(int));
     if (!a) return -1;
     w->row_of = (int*)a;
@@ -392,8 +396,25 @@ static void cold_start(cuspPatchWork* w, int i) {
   for (int k = 0; k < P->nvert; k++) z[k] = w->p_ref / P->nvert;
 }
 
-int cusp_patch_solve(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, const mjData* d,
-                     const cuspDynamics* dyn, mjtNum h) {
+static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cuspConfig* cfg,
+                       const mjModel* m, const mjData* d, cuspDynamics* dyn, mjtNum h);
+
+int cusp_patch_solve(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, int first, int count,
+                     const cuspConfig* cfg, const mjModel* m, const mjData* d, cuspDynamics* dyn,
+                     mjtNum h) {
+  // the island's patches are viewed as the whole list while it is solved
+  cuspPatch* all = w->patch;
+  int nall = w->npatch;
+  w->patch = all + first;
+  w->npatch = count;
+  int status = solve_range(w, dv, max_pen, cfg, m, d, dyn, h);
+  w->patch = all;
+  w->npatch = nall;
+  return status;
+}
+
+static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cuspConfig* cfg,
+                       const mjModel* m, const mjData* d, cuspDynamics* dyn, mjtNum h) {
   int nv = m->nv;
   // layout
   int nrows = 0, nz = 0;
@@ -406,11 +427,8 @@ int cusp_patch_solve(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, 
   if (cusp_patch_work_reserve(w, w->npatch, nrows, nz)) return CUSP_LCP_NUMERICAL;
   w->nrows = nrows;
   w->nz = nz;
-  mju_zero(w->dv, nv);
-  if (!w->npatch) {
-    w->nprev = 0;
-    return 0;
-  }
+  *max_pen = 0;
+  if (!w->npatch) return 0;
 
   // rows, free velocities and gap terms
   for (int i = 0; i < w->npatch; i++) {
@@ -551,14 +569,15 @@ int cusp_patch_solve(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, 
   mjtNum* du = w->jac;  // (nr) scratch
   mju_zero(du, nr);
   for (int r = 0; r < nrows; r++) mju_addToScl(du, w->X + (size_t)r * nr, w->p[r], nr);
-  cusp_dynamics_expand(w->dv, dyn, du);
-  // keep this step's patches for the next warm start
-  memcpy(w->prev, w->patch, w->npatch * sizeof(cuspPatch));
-  w->nprev = w->npatch;
+  cusp_dynamics_expand(dv, dyn, du);
+  // linearised gaps after the correction: g + h J dv at every vertex (J rows are full width)
+  for (int i = 0; i < w->npatch; i++) {
+    const cuspPatch* P = w->patch + i;
+    for (int k = 0; k < P->nvert; k++) {
+      const mjtNum* row = w->J + (size_t)(w->row_of[i] + k) * nv;
+      mjtNum after = P->gap[k] + h * mju_dot(row, dv, nv);
+      if (-after > *max_pen) *max_pen = -after;
+    }
+  }
   return status;
-}
-
-void cusp_patch_apply(const cuspPatchWork* w, const mjModel* m, mjData* d, mjtNum h) {
-  mju_addTo(d->qvel, w->dv, m->nv);
-  mj_integratePos(m, d->qpos, w->dv, h);
 }
