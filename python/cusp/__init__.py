@@ -21,12 +21,10 @@ import io
 import json
 import os
 import pathlib
-import sys
 import tempfile
-import threading
 from typing import Any, Callable
 
-from cusp._plugin import (PLUGIN_NAME, REPO, PluginError, build_dir, load,  # noqa: E402
+from cusp._plugin import (PLUGIN_NAME, REPO, PluginError, build_dir, load,  # noqa: F401
                           pinned_mujoco_version, plugin_path, registered_path)
 from cusp._plugin import headless_gl as _headless_gl
 
@@ -492,3 +490,19 @@ def sync_viewer(viewer: Any, model: mujoco.MjModel, data: mujoco.MjData) -> int:
             viewer.user_scn.ngeom = 0
     viewer.sync()
     return n
+
+
+def render(scene: Any, out: str | os.PathLike, seconds: float = 2.0, **kwargs: Any) -> pathlib.Path:
+    """Render a scene headless to a PNG or an MP4 (:func:`cusp.visual.render`; ``ctrl=`` a
+    controller)."""
+    from cusp import visual
+
+    return visual.render(scene, out, seconds, **kwargs)
+
+
+def view(scene: Any, **kwargs: Any) -> None:
+    """Open a scene in MuJoCo's viewer with cusp's markers (:func:`cusp.visual.view`; ``ctrl=`` a
+    controller, ``stock=True`` the twin, ``paused=True`` start paused)."""
+    from cusp import visual
+
+    visual.view(scene, **kwargs)

@@ -22,66 +22,17 @@ import importlib.util
 import os
 import pathlib
 import sys
-import time
-from typing import Any, Callable
+from typing import Callable
 
 import cusp
 
 
 def _view(args: argparse.Namespace) -> int:
-    """MuJoCo's viewer (passive mode: this process steps the physics in real time), cusp's
-    markers switched on (keys C, F and T switch points, force arrows and transparency; space
-    pauses), the camera kept on the registered bodies. The passive viewer renders its own copy of
-    the mjData, whose plugin instance never steps, so the markers of the stepping mjData are
-    handed to it through its user scene (:func:`cusp.sync_viewer`)."""
-    import mujoco
-    import mujoco.viewer
-
     from cusp import visual
 
-    model = cusp.compile_spec(cusp.load_spec(args.scene, stock=args.stock), args.scene)
-    data = mujoco.MjData(model)
-    if model.nkey:
-        mujoco.mj_resetDataKeyframe(model, data, 0)
-    bodies = visual.registered_bodies(model, cusp.load_spec(args.scene))
-    paused = [args.paused]
-
-    def key(keycode: int) -> None:
-        if keycode == 32:  # space
-            paused[0] = not paused[0]
-
-    ui = not args.hide_ui
-    with mujoco.viewer.launch_passive(model, data, show_left_ui=ui, show_right_ui=ui,
-                                      key_callback=key) as viewer:
-        with viewer.lock():
-            cusp.show_contacts(viewer.opt, points=not args.hide_contacts,
-                               forces=not args.hide_contacts)
-            visual.frame_camera(model, data, bodies, viewer.cam)
-        start = time.monotonic()
-        sim_start, wall_start = data.time, 0.0
-        while viewer.is_running():
-            wall = time.monotonic() - start
-            if args.seconds is not None and wall > args.seconds:
-                break
-            with viewer.lock():
-                if paused[0]:
-                    sim_start, wall_start = data.time, wall
-                while not paused[0] and data.time - sim_start < wall - wall_start:
-                    cusp.step(model, data, 1, args.control)  # real time
-                if bodies and not args.no_follow:
-                    viewer.cam.lookat[:] = data.xpos[bodies].mean(axis=0)
-            cusp.sync_viewer(viewer, model, data)
-            time.sleep(0.005)
-        timed_out = viewer.is_running()
-        viewer.close()
-        while viewer.is_running():  # let the render thread finish before the window goes
-            time.sleep(0.05)
-    if timed_out:
-        # closed by --seconds: leave without the interpreter's teardown, where GLFW's atexit
-        # terminate can race the viewer's render thread (seen as a segfault under Xvfb)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
+    visual.view(args.scene, stock=args.stock, ctrl=args.control, seconds=args.seconds,
+                paused=args.paused, follow=not args.no_follow, markers=not args.hide_contacts,
+                ui=not args.hide_ui)
     return 0
 
 

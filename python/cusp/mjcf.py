@@ -58,7 +58,7 @@ def write_stock_twin(path: pathlib.Path) -> None:
                 sensors.remove(sensor)
     text = path.read_text()
     header = text[:text.index("<mujoco")] if "<mujoco" in text else ""
-    path.write_text(header + f"<!-- stock twin (cusp-mjcf expand --stock, cusp.stock_twin) -->\n"
+    path.write_text(header + "<!-- stock twin (cusp-mjcf expand --stock, cusp.stock_twin) -->\n"
                     + ET.tostring(root, encoding="unicode") + "\n")
 
 

@@ -7,7 +7,7 @@ import os
 import pathlib
 import shutil
 import subprocess
-from typing import Iterator
+from typing import Any, Iterator
 
 import mujoco
 import numpy as np
@@ -181,3 +181,60 @@ def marker_pixels(image: np.ndarray, mode: int, hue_tolerance: float = 15.0,
     delta = np.abs((hsv[..., 0] * 360.0 - want + 180.0) % 360.0 - 180.0)
     hit = (delta <= hue_tolerance) & (hsv[..., 1] >= min_saturation) & (hsv[..., 2] >= min_value)
     return int(np.count_nonzero(hit))
+
+
+def view(scene: Any, stock: bool = False, ctrl: cusp.Controller | None = None,
+         seconds: float | None = None, paused: bool = False, follow: bool = True,
+         markers: bool = True, ui: bool = True) -> None:
+    """MuJoCo's viewer on a scene (an MJCF file or an MjSpec), in passive mode: this process
+    steps the physics in real time, ``ctrl(model, data)`` before every step; cusp's markers
+    switched on unless ``markers`` is False (keys C, F and T switch points, force arrows and
+    transparency; space pauses and runs, ``paused`` starts paused), the camera kept on the
+    registered bodies while ``follow``. The passive viewer renders its own copy of the mjData,
+    whose plugin instance never steps, so the markers of the stepping mjData are handed to it
+    through its user scene (:func:`cusp.sync_viewer`). ``seconds``: close after that much wall
+    time (then the process ends at once: GLFW's teardown can race the viewer's render thread)."""
+    import sys
+    import time
+
+    import mujoco.viewer
+
+    model = cusp.compile_spec(cusp.load_spec(scene, stock=stock), cusp.scene_name(scene))
+    data = mujoco.MjData(model)
+    if model.nkey:
+        mujoco.mj_resetDataKeyframe(model, data, 0)
+    bodies = registered_bodies(model, cusp.load_spec(scene))
+    state = {"paused": paused}
+
+    def key(keycode: int) -> None:
+        if keycode == 32:  # space
+            state["paused"] = not state["paused"]
+
+    with mujoco.viewer.launch_passive(model, data, show_left_ui=ui, show_right_ui=ui,
+                                      key_callback=key) as viewer:
+        with viewer.lock():
+            cusp.show_contacts(viewer.opt, points=markers, forces=markers)
+            frame_camera(model, data, bodies, viewer.cam)
+        start = time.monotonic()
+        sim_start, wall_start = data.time, 0.0
+        while viewer.is_running():
+            wall = time.monotonic() - start
+            if seconds is not None and wall > seconds:
+                break
+            with viewer.lock():
+                if state["paused"]:
+                    sim_start, wall_start = data.time, wall
+                while not state["paused"] and data.time - sim_start < wall - wall_start:
+                    cusp.step(model, data, 1, ctrl)  # real time
+                if bodies and follow:
+                    viewer.cam.lookat[:] = data.xpos[bodies].mean(axis=0)
+            cusp.sync_viewer(viewer, model, data)
+            time.sleep(0.005)
+        timed_out = viewer.is_running()
+        viewer.close()
+        while viewer.is_running():  # let the render thread finish before the window goes
+            time.sleep(0.05)
+    if timed_out:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
