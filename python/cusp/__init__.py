@@ -77,6 +77,9 @@ def one_line(message: str) -> str:
     lines = list(dict.fromkeys(line.strip() for line in message.splitlines() if line.strip()))
     if len(lines) > 1:
         lines = [line for line in lines if "plugin->init failed" not in line] or lines
+    if any(f"plugin {PLUGIN_NAME} not found" in line for line in lines):
+        lines.append(f"{PLUGIN_NAME} is not registered in this process: import cusp first, or "
+                     "pip install the cusp checkout so that import mujoco registers it")
     return "; ".join(lines)
 
 
