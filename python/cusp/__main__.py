@@ -8,6 +8,8 @@
                                                 cusp vs stock: PNG plots and summary.md in DIR
     render SCENE.xml --out FILE.png|FILE.mp4 [--seconds T] [--fps F] [--size WxH] [--stock]
                                                 headless pictures with the contact markers
+    sweep SCENE... [--set KEY=V1,V2]... [--integrator I1,I2] [--timestep H1,H2] [--workers N]
+          [--address RAY] --out DIR               a grid of runs as Ray tasks (cusp.sweep)
     mjcf expand|check ...                       the soft-body generator
 
 view, run, compare and render take --control MODULE:FUNCTION (or FILE.py:FUNCTION): a Python
@@ -204,6 +206,8 @@ def _parser() -> argparse.ArgumentParser:
     ren.add_argument("--stock", action="store_true", help="render the stock twin")
     ren.add_argument("--hide-contacts", action="store_true", help="no contact markers")
     ren.add_argument("--quiet", action="store_true", help="no progress bar")
+    sub.add_parser("sweep", help="a grid of scenes x config values as Ray tasks "
+                   "(python -m cusp sweep --help)")
     sub.add_parser("mjcf", help="soft-body generator: mjcf expand IN.xml OUT.xml")
     return parser
 
@@ -215,6 +219,16 @@ def main(argv: list[str] | None = None, prog: str = "python -m cusp") -> int:
     try:
         if argv and argv[0] == "run":
             return _run(argv[1:], prog if prog != "python -m cusp" else "python -m cusp run")
+        if argv and argv[0] == "sweep":
+            from cusp import sweep
+
+            try:
+                import ray  # noqa: F401
+            except ImportError:
+                print("python -m cusp sweep: needs Ray: pip install ray (scripts/bootstrap "
+                      "installs it in .venv)", file=sys.stderr)
+                return 1
+            return sweep.main(argv[1:], _Parser)
         if argv and argv[0] == "mjcf":
             from cusp import mjcf  # the soft-body generator
 
