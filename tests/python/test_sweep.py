@@ -1,0 +1,68 @@
+"""python -m cusp sweep (issue 15): the grid, and runs on a local Ray that give bench/ablation's
+numbers for the same jobs (bench/ablation runs build/cusp-sim on a copy of the scene with the
+integrator and time step substituted; the sweep sets them on the MjSpec in a Ray worker)."""
+import importlib.machinery
+import importlib.util
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from cusp import sweep
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SCENES = [REPO / "mjcf" / "scenario_a_45_3.xml", REPO / "mjcf" / "scenario_a_60_3.xml"]
+
+
+def ablation_module():
+    loader = importlib.machinery.SourceFileLoader("ablation", str(REPO / "bench" / "ablation"))
+    spec = importlib.util.spec_from_loader("ablation", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def test_grid_pairs_integrators_with_timesteps_and_crosses_the_rest():
+    jobs = sweep.grid(SCENES, {"ruiz": ["true", "false"], "tikhonov": ["true", "false"]},
+                      ["Euler", "implicitfast"], [1e-4, 1e-3], 0.1)
+    assert len(jobs) == 2 * 4 * 2
+    assert {(j.integrator, j.timestep) for j in jobs} == {("Euler", 1e-4), ("implicitfast", 1e-3)}
+    assert len({(j.scene, j.overrides, j.integrator) for j in jobs}) == len(jobs)
+    crossed = sweep.grid(SCENES[:1], {}, ["Euler", "implicitfast"], [1e-3], 0.1)
+    assert [(j.integrator, j.timestep) for j in crossed] == [("Euler", 1e-3),
+                                                            ("implicitfast", 1e-3)]
+
+
+def test_sweep_on_local_ray_gives_bench_ablations_numbers():
+    pytest.importorskip("ray")
+    seconds = 0.05
+    stages = {"rank_selection": ["true", "false"], "ruiz": ["true"], "tikhonov": ["false"]}
+    jobs = sweep.grid(SCENES, stages, ["Euler", "implicitfast"], [1e-4, 1e-3], seconds)
+    rows = sweep.run_grid(jobs, workers=2, progress=False)
+    assert len({r["worker"] for r in rows}) >= 1
+    ablation = ablation_module()
+    with tempfile.TemporaryDirectory() as tmp:
+        for k, (job, row) in enumerate(zip(jobs, rows)):
+            angle = 45 if "45" in job.scene else 60
+            integ = "euler_1e-4" if job.integrator == "Euler" else "implicitfast_1e-3"
+            path = ablation.scene_variant(tmp, angle, 3, integ)
+            on = frozenset(key for key, value in job.overrides if value == "true")
+            bench = ablation.run((path, on, None, str(k)), seconds)
+            assert bench["rc"] == 0
+            assert row["solved"] == bench["solved"] and row["completion"] == bench["completion"]
+            assert row["penetration_m"] == bench["pen"]  # both from the CSV's %.9g
+            assert row["solver_failures"] == bench["failures"] and row["ok"] == bench["ok"]
+            assert row["steps"] == round(seconds / job.timestep)
+
+
+def test_sweep_command_line_errors_are_one_line(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    done = subprocess.run([sys.executable, "-m", "cusp", "sweep", str(SCENES[0]), "--set",
+                           "ruiz", "--out", str(tmp_path)], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--set: 'ruiz'" in lines[0], lines
