@@ -1,14 +1,16 @@
 """cusp as a MuJoCo user installs it (issue 15): `pip install <checkout>` into a fresh venv outside
 the repository (pip reaches PyPI for mujoco, numpy, matplotlib and the build backend), then plain
 `import mujoco` finds cusp.contact through the `mujoco.plugins` entry point, from any directory,
-in either import order, headless rendering included; `python -m mujoco.viewer` opens a cusp scene
-with no extra step; `pip wheel` ships libcusp.so with no path into the checkout."""
+in either import order, headless rendering included; `python -m mujoco.viewer` (a screenshot)
+and `mujoco-studio` open a cusp scene with no extra step; `pip wheel` ships libcusp.so with no
+path into the checkout."""
 import json
 import os
 import pathlib
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
 
 import numpy as np
@@ -160,6 +162,34 @@ def test_mujoco_viewer_opens_a_cusp_scene_with_no_extra_step(venv, tmp_path):
     image = matplotlib.image.imread(shot)[..., :3]
     magenta = (image[..., 0] > 0.5) & (image[..., 2] > 0.5) & (image[..., 1] < 0.3)
     assert np.count_nonzero(magenta) > 2000, np.count_nonzero(magenta)
+
+
+def test_mujoco_studio_loads_a_cusp_scene_with_no_extra_step(venv, tmp_path):
+    """`mujoco-studio SCENE --gfx=web` (the 4.0 wheel's viewer; its native window needs Python >=
+    3.12 for the Filament renderer, so the web viewer's server is what runs here): the simulation
+    side compiles the cusp scene (a missing plugin is a traceback in its log) with the installed
+    libcusp.so mapped."""
+    scene = tmp_path / "magenta_box.xml"
+    scene.write_text(MAGENTA_SCENE)
+    log = tmp_path / "studio.log"
+    with open(log, "w") as out:
+        studio = subprocess.Popen([str(venv / "venv" / "bin" / "mujoco-studio"), str(scene),
+                                   "--gfx=web", "--port=0"], stdout=out, stderr=subprocess.STDOUT,
+                                  env=clean_env(), cwd=tmp_path)
+    try:
+        text = ""
+        for _ in range(60):  # up to 30 s for the model to load
+            time.sleep(0.5)
+            text = log.read_text()
+            if "Model changed" in text or "Traceback" in text or studio.poll() is not None:
+                break
+        maps = pathlib.Path(f"/proc/{studio.pid}/maps").read_text() if studio.poll() is None \
+            else ""
+    finally:
+        studio.terminate()
+        studio.wait(timeout=30)
+    assert "Traceback" not in text and "Model changed" in text, text
+    assert f"{venv}/venv/lib/" in maps and "cusp/libcusp.so" in maps
 
 
 def test_pip_wheel_ships_the_library_and_the_entry_point(tmp_path):
