@@ -101,6 +101,25 @@ def test_import_mujoco_registers_cusp_steps_and_reads_contacts(venv, imports):
     assert out["image_std"] > 5  # the headless renderer (EGL, no display) drew a scene
 
 
+def test_library_in_mujocos_plugin_directory_is_used_not_registered_twice(venv):
+    """The MuJoCo way of installing a plugin (the library in site-packages/mujoco/plugin/, loaded
+    by import mujoco before any entry point): cusp finds and uses that copy; cusp.load() is a
+    no-op instead of MuJoCo's "already registered" error."""
+    site = next((venv / "venv" / "lib").glob("python3*/site-packages"))
+    copy = site / "mujoco" / "plugin" / "libcusp.so"
+    shutil.copy(site / "cusp" / "libcusp.so", copy)
+    try:
+        code = USER_SCRIPT.format(imports="import mujoco, cusp",
+                                  scene=str(REPO / "mjcf" / "push_slide.xml"))
+        done = user_python(venv, code)
+    finally:
+        copy.unlink()
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    out = json.loads(done.stdout)
+    assert out["path_at_import"] == out["load"] == str(copy)
+    assert 1 in out["kinds"]
+
+
 def test_installed_library_needs_nothing_from_the_checkout(venv):
     lib = next((venv / "venv" / "lib").glob("python3*/site-packages/cusp/libcusp.so"))
     dynamic = subprocess.run(["readelf", "-d", str(lib)], capture_output=True, text=True,
