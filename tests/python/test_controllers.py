@@ -202,3 +202,57 @@ def test_cusp_plugin_missing_in_the_checkout_is_one_line(tmp_path):
     assert done.stderr.strip().splitlines() == [
         f"python -m cusp run: CUSP_PLUGIN={tmp_path / 'no.so'} names no file; point it at a "
         "built libcusp.so or unset it to use the installed one"]
+
+
+class FakeLaunchPassive:
+    """mujoco.viewer.launch_passive for cusp.visual.view without a display: runs `frames`
+    iterations of the caller's loop; keeps the model, data and the key callback."""
+
+    def __init__(self, frames: int):
+        self.frames = frames
+
+    def __call__(self, model, data, key_callback=None, **_):
+        self.model, self.data, self.key = model, data, key_callback
+        self.viewer = FakePassiveViewer(model)
+        self.viewer.cam = mujoco.MjvCamera()
+        left = [self.frames]
+
+        def is_running():
+            left[0] -= 1
+            return left[0] >= 0
+
+        self.viewer.is_running = is_running
+        self.viewer.close = lambda: None
+        viewer = self.viewer
+
+        class Context:
+            def __enter__(self):
+                return viewer
+
+            def __exit__(self, *exc):
+                return False
+
+        return Context()
+
+
+@pytest.mark.parametrize("paused", [True, False])
+def test_view_steps_with_the_controller_unless_paused_and_follows_the_box(monkeypatch, paused):
+    import mujoco.viewer
+
+    fake = FakeLaunchPassive(frames=40)
+    monkeypatch.setattr(mujoco.viewer, "launch_passive", fake)
+    calls = []
+    push = finger_push()
+
+    def counting(model, data):
+        calls.append(data.time)
+        push(model, data)
+
+    cusp.view(SCENE, ctrl=counting, paused=paused)
+    box = fake.model.body("box").id
+    if paused:
+        assert fake.data.time == 0 and not calls
+    else:
+        assert fake.data.time > 0.05 and len(calls) == round(fake.data.time / 0.001)
+    np.testing.assert_allclose(fake.viewer.cam.lookat, fake.data.xpos[box], atol=1e-12)
+    assert fake.viewer.synced == 40 and fake.key is not None
