@@ -236,24 +236,49 @@ int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d, c
   return cusp_dpotrf(dyn->L, nr, nr) == 0 ? 0 : -1;
 }
 
+void cusp_dynamics_jac(mjtNum* jacp, mjtNum* jacr, const cuspDynamics* dyn, const mjModel* m,
+                       const mjData* d, const mjtNum point[3], int body) {
+  int nv = dyn->nv;
+  if (jacp) memset(jacp, 0, 3 * (size_t)nv * sizeof(mjtNum));
+  if (jacr) memset(jacr, 0, 3 * (size_t)nv * sizeof(mjtNum));
+  // a body without own dofs moves with the nearest ancestor that has some
+  while (body > 0 && m->body_dofnum[body] == 0) body = m->body_parentid[body];
+  if (body <= 0) return;
+  // cdof rows are (rotation, translation) about the subtree com of the tree's root
+  mjtNum offset[3];
+  mju_sub3(offset, point, d->subtree_com + 3 * m->body_rootid[body]);
+  for (int j = m->body_dofadr[body] + m->body_dofnum[body] - 1; j >= 0; j = m->dof_parentid[j]) {
+    int a = dyn->local[j];
+    if (a < 0) continue;  // cannot happen: an island holds whole trees
+    const mjtNum* cdof = d->cdof + 6 * j;
+    if (jacp) {
+      mjtNum t[3];
+      mju_cross(t, cdof, offset);
+      jacp[a] = cdof[3] + t[0];
+      jacp[nv + a] = cdof[4] + t[1];
+      jacp[2 * nv + a] = cdof[5] + t[2];
+    }
+    if (jacr) {
+      jacr[a] = cdof[0];
+      jacr[nv + a] = cdof[1];
+      jacr[2 * nv + a] = cdof[2];
+    }
+  }
+}
+
+void cusp_dynamics_gather(mjtNum* v, const cuspDynamics* dyn, const mjtNum* full) {
+  for (int a = 0; a < dyn->nv; a++) v[a] = full[dyn->dofs[a]];
+}
+
 void cusp_dynamics_reduce(mjtNum* Jr, cuspDynamics* dyn, const mjtNum* J, int k) {
-  int nv = dyn->nv, nr = dyn->nr, nvm = dyn->nv_model;
+  int nv = dyn->nv, nr = dyn->nr;
   if (k == 0 || nr == 0) return;
   if (dyn->identity) {
-    for (int i = 0; i < k; i++) {
-      const mjtNum* Ji = J + (size_t)i * nvm;
-      mjtNum* out = Jr + (size_t)i * nr;
-      for (int a = 0; a < nv; a++) out[a] = Ji[dyn->dofs[a]];
-    }
+    memcpy(Jr, J, (size_t)k * nv * sizeof(mjtNum));
     return;
   }
-  // row by row: gathered row (nv) into scratch, then Jr_i^T = N^T J_i^T (nr)
-  mjtNum* row = dyn->scratch;
-  for (int i = 0; i < k; i++) {
-    const mjtNum* Ji = J + (size_t)i * nvm;
-    for (int a = 0; a < nv; a++) row[a] = Ji[dyn->dofs[a]];
-    cusp_dgemv(Jr + (size_t)i * nr, 'T', dyn->N, row, 1, 0, nv, nr, nv);
-  }
+  // row-major J (k x nv) is column-major J^T (nv x k); Jr^T = N^T J^T (nr x k)
+  cusp_dgemm(Jr, 'T', 'N', dyn->N, J, 1, 0, nr, k, nv, nv, nv, nr);
 }
 
 void cusp_dynamics_solve(mjtNum* du, const cuspDynamics* dyn, const mjtNum* g) {

@@ -46,8 +46,17 @@ void cusp_dynamics_free(cuspDynamics* dyn);
 int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d, const int* dofs,
                          int ndof);
 
-// Jr (k x nr, row-major, row stride nr) := J N for full-width rows J (k x nv_model, row-major):
-// the island's columns are gathered first.
+// Point Jacobians (3 x nv each, row-major, island columns; either may be NULL) of the point
+// (world, m) moving with body b, computed over the island's dofs only (the columns of the dofs
+// b's motion depends on, as mj_jac; the others are 0): O(nv of the island), not O(nv of the
+// model), so that many small islands cost linear time.
+void cusp_dynamics_jac(mjtNum* jacp, mjtNum* jacr, const cuspDynamics* dyn, const mjModel* m,
+                       const mjData* d, const mjtNum point[3], int body);
+
+// v (nv, island) := the island's entries of a model vector (nv_model)
+void cusp_dynamics_gather(mjtNum* v, const cuspDynamics* dyn, const mjtNum* full);
+
+// Jr (k x nr, row-major, row stride nr) := J N for island rows J (k x nv, row-major).
 void cusp_dynamics_reduce(mjtNum* Jr, cuspDynamics* dyn, const mjtNum* J, int k);
 
 // du (nr) := Mr^-1 g for g (nr); in place allowed.

@@ -33,6 +33,7 @@
 #include "config.h"
 #include "contact.h"
 #include "dynamics.h"
+#include "params.h"
 #include "solver/mcp.h"
 
 #ifdef __cplusplus
@@ -119,7 +120,8 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz);
 // kinematics currently in d (q*): every geom of a registered body against the environment (planes
 // and box faces give patches; other geoms give point contacts) and against the geoms of other
 // registered bodies. Fills w->patch, w->npatch; returns npatch, or -1 if out of memory.
-int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, mjData* d);
+int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const cuspParams* params,
+                      const mjModel* m, mjData* d);
 
 // Append a point contact (one vertex, no torsion) made from a cuspContact of another detector.
 int cusp_patch_add_point(cuspPatchWork* w, const cuspContact* c, int source);

@@ -775,14 +775,15 @@ static int body_vs_body(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* 
   return 0;
 }
 
-int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, mjData* d) {
+int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const cuspParams* params,
+                      const mjModel* m, mjData* d) {
   w->npatch = 0;
   for (int i = 0; i < cfg->npatch_body; i++) {
     int b = cfg->patch_bodies[i];
     for (int g = 0; g < m->ngeom && m->body_geomnum[b] > 0; g++) {
       // geoms of registered bodies meet in body_vs_body below; disks find the bodies themselves
-      if (cusp_config_patch_body_index(cfg, m->geom_bodyid[g]) >= 0) continue;
-      if (!cusp_touches(cfg, m, m->body_geomadr[b], g)) continue;
+      if (params->patch_of_body[m->geom_bodyid[g]] >= 0) continue;
+      if (!cusp_touches(params, m, m->body_geomadr[b], g)) continue;
       if (body_vs_env(w, cfg, m, d, b, g)) return -1;
     }
     for (int j = i + 1; j < cfg->npatch_body; j++) {

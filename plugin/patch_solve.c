@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lapack_shim.h"
 #include "patch.h"
 
 //---------------------------------- workspace ------------------------------------------------------
@@ -324,17 +325,17 @@ static int mcp_jacobian(mjtNum* J, int ldj, const mjtNum* z, int n, void* user) 
 
 //---------------------------------- assembly --------------------------------------------------------
 
-// relative rows of patch P into J (row-major, stride nv)
-static void patch_jacobian(cuspPatchWork* w, const cuspPatch* P, const mjModel* m,
-                           const mjData* d, mjtNum* J) {
-  int nv = m->nv;
+// relative rows of patch P into J (row-major, stride nv of the island)
+static void patch_jacobian(cuspPatchWork* w, const cuspPatch* P, const cuspDynamics* dyn,
+                           const mjModel* m, const mjData* d, mjtNum* J) {
+  int nv = dyn->nv;
   mjtNum* jp = w->jac;
   mjtNum* jr = w->jac + 3 * nv;
-  mj_jac(m, d, jp, jr, P->origin, P->body[0]);
+  cusp_dynamics_jac(jp, jr, dyn, m, d, P->origin, P->body[0]);
   if (P->body[1] > 0) {
     mjtNum* jp2 = w->jac2;
     mjtNum* jr2 = w->jac2 + 3 * nv;
-    mj_jac(m, d, jp2, jr2, P->origin, P->body[1]);
+    cusp_dynamics_jac(jp2, jr2, dyn, m, d, P->origin, P->body[1]);
     for (int i = 0; i < 3 * nv; i++) {
       jp[i] -= jp2[i];
       jr[i] -= jr2[i];
@@ -415,7 +416,9 @@ int cusp_patch_solve(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, int first, i
 
 static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cuspConfig* cfg,
                        const mjModel* m, const mjData* d, cuspDynamics* dyn, mjtNum h) {
-  int nv = m->nv;
+  int nv = dyn->nv;  // rows over the island's dofs
+  mjtNum* vloc = w->dv;  // (nv) the island's free velocity, later its correction
+  cusp_dynamics_gather(vloc, dyn, d->qvel);
   // layout
   int nrows = 0, nz = 0;
   for (int i = 0; i < w->npatch; i++) {
@@ -434,9 +437,9 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   for (int i = 0; i < w->npatch; i++) {
     const cuspPatch* P = w->patch + i;
     mjtNum* J = w->J + (size_t)w->row_of[i] * nv;
-    patch_jacobian(w, P, m, d, J);
+    patch_jacobian(w, P, dyn, m, d, J);
     for (int r = 0; r < patch_rows(P); r++) {
-      mjtNum vfree = mju_dot(J + (size_t)r * nv, d->qvel, nv);
+      mjtNum vfree = mju_dot(J + (size_t)r * nv, vloc, nv);
       if (r < P->nvert) {
         vfree = cusp_normal_rhs(vfree, P->gap[r], h, cfg->gap_alpha, cfg->pushout_speed);
       }
@@ -446,7 +449,9 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   // Delassus W = Jr Mr^-1 Jr^T and X = Mr^-1 Jr^T (rows)
   int nr = dyn->nr;
   cusp_dynamics_reduce(w->Jr, dyn, w->J, nrows);
-  for (int r = 0; r < nrows; r++) cusp_dynamics_solve(w->X + (size_t)r * nr, dyn, w->Jr + (size_t)r * nr);
+  // X (row-major nrows x nr) is column-major nr x nrows: one solve with nrows right-hand sides
+  memcpy(w->X, w->Jr, (size_t)nrows * nr * sizeof(mjtNum));
+  if (nr > 0) cusp_dpotrs(w->X, dyn->L, nr, nrows, nr, nr);
   mjtNum diag = 0;
   int ndiag = 0;
   for (int a = 0; a < nrows; a++) {
@@ -570,12 +575,13 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   mju_zero(du, nr);
   for (int r = 0; r < nrows; r++) mju_addToScl(du, w->X + (size_t)r * nr, w->p[r], nr);
   cusp_dynamics_expand(dv, dyn, du);
-  // linearised gaps after the correction: g + h J dv at every vertex (J rows are full width)
+  // linearised gaps after the correction: g + h J dv at every vertex (island rows)
+  cusp_dynamics_gather(vloc, dyn, dv);
   for (int i = 0; i < w->npatch; i++) {
     const cuspPatch* P = w->patch + i;
     for (int k = 0; k < P->nvert; k++) {
       const mjtNum* row = w->J + (size_t)(w->row_of[i] + k) * nv;
-      mjtNum after = P->gap[k] + h * mju_dot(row, dv, nv);
+      mjtNum after = P->gap[k] + h * mju_dot(row, vloc, nv);
       if (-after > *max_pen) *max_pen = -after;
     }
   }

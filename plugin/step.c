@@ -116,6 +116,7 @@ int cusp_step_init(cuspStepWork* w, const mjModel* m, const cuspConfig* cfg) {
     w->cone[2 * k + 1] = sin(2 * mjPI * k / w->r);
   }
   if (cusp_islands_init(&w->isl, m)) return -1;
+  if (cusp_params_init(&w->params, cfg, m)) return -1;
   if (cfg->npatch_body && cusp_patch_work_init(&w->patch, m)) return -1;
   // a first guess: four contacts per disk
   int guess = 4 * (cfg->ndisk > 0 ? cfg->ndisk : 1);
@@ -136,6 +137,7 @@ void cusp_step_free(cuspStepWork* w) {
   for (int k = 0; k < w->ndyn; k++) cusp_dynamics_free(w->dyn + k);
   free(w->dyn);
   cusp_islands_free(&w->isl);
+  cusp_params_free(&w->params);
   cusp_patch_work_free(&w->patch);
   memset(w, 0, sizeof(*w));
 }
@@ -168,7 +170,7 @@ static int detect(cuspStepWork* w, const mjModel* m, const mjData* d, const cusp
   for (int i = 0; i < cfg->ndisk; i++) {
     int disk = cfg->disk_geoms[i];
     for (int g = 0; g < m->ngeom; g++) {
-      if (!cusp_touches(cfg, m, disk, g)) continue;
+      if (!cusp_touches(&w->params, m, disk, g)) continue;
       if (w->ncontact + CUSP_MAX_DISK_POINTS > w->capacity &&
           grow(w, 2 * w->capacity, cfg)) {
         return -1;
@@ -184,14 +186,14 @@ static int detect(cuspStepWork* w, const mjModel* m, const mjData* d, const cusp
 
 //---------------------------------- assembly -------------------------------------------------------
 
-// relative point Jacobian (3 x nv, row-major) of contact point c: body[0] minus body[1]
-static void relative_jacobian(mjtNum* jrel, mjtNum* scratch, const mjModel* m, const mjData* d,
-                              const cuspContact* c) {
-  int nv = m->nv;
-  mj_jac(m, d, jrel, NULL, c->pos, c->body[0]);
+// relative point Jacobian (3 x nv of the island, row-major) of contact point c: body[0] minus
+// body[1]
+static void relative_jacobian(mjtNum* jrel, mjtNum* scratch, const cuspDynamics* dyn,
+                              const mjModel* m, const mjData* d, const cuspContact* c) {
+  cusp_dynamics_jac(jrel, NULL, dyn, m, d, c->pos, c->body[0]);
   if (c->body[1] > 0) {
-    mj_jac(m, d, scratch, NULL, c->pos, c->body[1]);
-    mju_subFrom(jrel, scratch, 3 * nv);
+    cusp_dynamics_jac(scratch, NULL, dyn, m, d, c->pos, c->body[1]);
+    mju_subFrom(jrel, scratch, 3 * dyn->nv);
   }
 }
 
@@ -201,16 +203,18 @@ static void relative_jacobian(mjtNum* jrel, mjtNum* scratch, const mjModel* m, c
 // Rows go to the start of Jn_r, Jt_r, bn, bt, mu (one island at a time).
 static void assemble(cuspStepWork* w, cuspDynamics* dyn, const cuspContact* cs, int n,
                      const mjModel* m, const mjData* d, const cuspConfig* cfg) {
-  int nv = m->nv, nr = dyn->nr, r = w->r;
+  int nv = dyn->nv, nr = dyn->nr, r = w->r;
   mjtNum h = m->opt.timestep;
   mjtNum* jrel = w->jac;             // (3 x nv)
   mjtNum* scratch = w->jac + 3 * nv; // (3 x nv)
   mjtNum* jred = w->jac + 3 * nv;    // (3 x nr), after scratch is done with
+  mjtNum* vloc = w->g;               // (nv) the island's free velocity; g is free until the solve
+  cusp_dynamics_gather(vloc, dyn, d->qvel);
   for (int i = 0; i < n; i++) {
     const cuspContact* c = cs + i;
-    relative_jacobian(jrel, scratch, m, d, c);
+    relative_jacobian(jrel, scratch, dyn, m, d, c);
     mjtNum vrel[3];  // m/s, velocity of the registered geom's point relative to the other
-    mju_mulMatVec(vrel, jrel, d->qvel, 3, nv);
+    mju_mulMatVec(vrel, jrel, vloc, 3, nv);
     cusp_dynamics_reduce(jred, dyn, jrel, 3);
     const mjtNum* t = c->frame;
     const mjtNum* o = c->frame + 3;
@@ -489,7 +493,7 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
   if (detect(w, m, d, cfg)) return -1;
   int npatch = 0;
   if (cfg->npatch_body) {
-    npatch = cusp_patch_detect(&w->patch, cfg, m, d);
+    npatch = cusp_patch_detect(&w->patch, cfg, &w->params, m, d);
     if (npatch < 0) return -1;
   }
   int nc = w->ncontact;
