@@ -3,6 +3,10 @@
 //   cusp-sim SCENE.xml [--seconds T] [--timestep H] [--stock] [--csv FILE] [--solver NAME]
 //                      [--set KEY=VALUE]...
 //
+// The run itself (stepping, rows, summary) is cusp_sim_run (sim_loop.c, in libcusp.so), the loop
+// that Python's cusp.run and python -m cusp run (which adds --control) use as well. A wrong
+// argument is one line naming it and its value (exit 2); --help prints the usage.
+//
 // The scene starts from its first keyframe if it has one (initial velocities, e.g. a spinning disk).
 // CSV: one row per step, the state after the step: time, kinetic_J, potential_J,
 // max_penetration_m, ncontact, nstick, nslide, nbreak, solver_iterations, solver_status,

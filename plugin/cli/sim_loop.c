@@ -124,21 +124,26 @@ int cusp_sim_run(char* json, int json_sz, char* err, int err_sz, const mjModel* 
       free(free_body);
       return -1;
     }
-    fprintf(csv, "time,kinetic_J,potential_J,max_penetration_m,ncontact,nstick,nslide,nbreak,"
-                 "solver_iterations,solver_status,normal_force_N");
+    fprintf(csv,
+            "time,kinetic_J,potential_J,max_penetration_m,ncontact,nstick,nslide,nbreak,"
+            "solver_iterations,solver_status,normal_force_N");
     static const char* suffix[7] = {"x", "y", "z", "qw", "qx", "qy", "qz"};
     for (int i = 0; i < nfree; i++) {
       const char* name = mj_id2name(m, mjOBJ_BODY, free_body[i]);
       for (int k = 0; k < 7; k++) {
-        if (name) fprintf(csv, ",%s_%s", name, suffix[k]);
-        else fprintf(csv, ",body%d_%s", free_body[i], suffix[k]);
+        if (name)
+          fprintf(csv, ",%s_%s", name, suffix[k]);
+        else
+          fprintf(csv, ",body%d_%s", free_body[i], suffix[k]);
       }
     }
     for (int i = 0; i < npatch_body; i++) {
       const char* name = mj_id2name(m, mjOBJ_BODY, patch_body[i]);
       for (int k = 0; k < CUSP_PATCH_NSLOT; k++) {
-        if (name) fprintf(csv, ",%s_%s", name, cusp_patch_slot_names[k]);
-        else fprintf(csv, ",body%d_%s", patch_body[i], cusp_patch_slot_names[k]);
+        if (name)
+          fprintf(csv, ",%s_%s", name, cusp_patch_slot_names[k]);
+        else
+          fprintf(csv, ",body%d_%s", patch_body[i], cusp_patch_slot_names[k]);
       }
     }
     fprintf(csv, "\n");
@@ -184,14 +189,15 @@ int cusp_sim_run(char* json, int json_sz, char* err, int err_sz, const mjModel* 
     } else {
       pending.potential = d->energy[0];
       pending.kinetic = d->energy[1];
-      if (energy - energy_initial > energy_max_increase) energy_max_increase = energy - energy_initial;
+      if (energy - energy_initial > energy_max_increase)
+        energy_max_increase = energy - energy_initial;
       if (energy - energy_last > energy_max_step_increase) {
         energy_max_step_increase = energy - energy_last;
       }
       if (csv) {
-        fprintf(csv, "%.9g,%.17g,%.17g,%.9g,%d,%d,%d,%d,%d,%d,%.9g", pending.time,
-                pending.kinetic, pending.potential, pending.penetration, pending.ncontact,
-                pending.nstick, pending.nslide, pending.nbreak, pending.iterations, pending.status,
+        fprintf(csv, "%.9g,%.17g,%.17g,%.9g,%d,%d,%d,%d,%d,%d,%.9g", pending.time, pending.kinetic,
+                pending.potential, pending.penetration, pending.ncontact, pending.nstick,
+                pending.nslide, pending.nbreak, pending.iterations, pending.status,
                 pending.normal_force);
         for (int i = 0; i < 7 * nfree; i++) fprintf(csv, ",%.17g", pending_pose[i]);
         for (int i = 0; i < npatch_slot; i++) fprintf(csv, ",%.17g", pending_patch[i]);
@@ -219,16 +225,17 @@ int cusp_sim_run(char* json, int json_sz, char* err, int err_sz, const mjModel* 
   }
   char diverged_at_s[32] = "null";
   if (diverged) snprintf(diverged_at_s, sizeof(diverged_at_s), "%.9g", diverged_at);
-  snprintf(json, json_sz, "{\"scene\": \"%s\", \"mode\": \"%s\", \"steps\": %ld, \"sim_seconds\": %.9g, "
-         "\"wall_seconds\": %.6g, \"us_per_step\": %.6g, \"max_penetration_m\": %.9g, "
-         "\"contacts_max\": %d, \"solver_failures\": %.0f, \"energy_initial_J\": %.12g, "
-         "\"energy_final_J\": %.12g, \"energy_max_increase_J\": %.12g, "
-         "\"energy_max_step_increase_J\": %.12g, \"diverged\": %s, \"diverged_at_s\": %s, "
-         "\"timestep\": %.9g, \"mujoco\": \"%s\"}",
-         scene, stock ? "stock" : "cusp", nstep, diverged ? diverged_at : d->time, wall,
-         nstep ? 1e6 * wall / nstep : 0.0, max_penetration, contacts_max, failures,
-         energy_initial, energy_last, energy_max_increase, energy_max_step_increase,
-         diverged ? "true" : "false", diverged_at_s, m->opt.timestep, mj_versionString());
+  snprintf(json, json_sz,
+           "{\"scene\": \"%s\", \"mode\": \"%s\", \"steps\": %ld, \"sim_seconds\": %.9g, "
+           "\"wall_seconds\": %.6g, \"us_per_step\": %.6g, \"max_penetration_m\": %.9g, "
+           "\"contacts_max\": %d, \"solver_failures\": %.0f, \"energy_initial_J\": %.12g, "
+           "\"energy_final_J\": %.12g, \"energy_max_increase_J\": %.12g, "
+           "\"energy_max_step_increase_J\": %.12g, \"diverged\": %s, \"diverged_at_s\": %s, "
+           "\"timestep\": %.9g, \"mujoco\": \"%s\"}",
+           scene, stock ? "stock" : "cusp", nstep, diverged ? diverged_at : d->time, wall,
+           nstep ? 1e6 * wall / nstep : 0.0, max_penetration, contacts_max, failures,
+           energy_initial, energy_last, energy_max_increase, energy_max_step_increase,
+           diverged ? "true" : "false", diverged_at_s, m->opt.timestep, mj_versionString());
   free(pending_pose);
   free(pending_patch);
   free(patch_body);

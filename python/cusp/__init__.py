@@ -112,8 +112,8 @@ def _copy_spec(spec: mujoco.MjSpec) -> mujoco.MjSpec:
 
 
 def load_spec(scene: Any, stock: bool = False, **overrides: Any) -> mujoco.MjSpec:
-    """Parse a scene (or copy an MjSpec); apply config overrides (key=value) to its cusp.contact instance, or make
-    its stock twin (overrides are then ignored, as by ``cusp-sim --stock``). Raises
+    """Parse a scene (or copy an MjSpec); apply config overrides (key=value) to its
+    cusp.contact instance, or make its stock twin (overrides are then ignored, as by ``cusp-sim --stock``). Raises
     :class:`SceneError` (one line) for a missing or unparsable file."""
     load()
     if isinstance(scene, mujoco.MjSpec):

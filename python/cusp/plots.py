@@ -203,7 +203,8 @@ def write_summary(runs: dict[str, tuple[dict, Series]], scene: str | os.PathLike
                   pictures: list[pathlib.Path]) -> pathlib.Path:
     """Write ``summary.md`` in out_dir: the table and links to the pictures."""
     out = pathlib.Path(out_dir)
-    text = [f"# {pathlib.Path(cusp.scene_name(scene)).name}: cusp vs stock MuJoCo, {seconds:g} s", "",
+    name = pathlib.Path(cusp.scene_name(scene)).name
+    text = [f"# {name}: cusp vs stock MuJoCo, {seconds:g} s", "",
             summary_table(runs), ""]
     text += [f"![{p.stem}]({p.name})" for p in pictures]
     path = out / "summary.md"

@@ -69,7 +69,8 @@ def frames(scene: str | os.PathLike, seconds: float, fps: float = 30.0, width: i
     steps_per_frame = max(1, int(round(1.0 / (fps * model.opt.timestep))))
     nframe = int(np.floor(seconds * fps + 1e-9)) + 1
     with mujoco.Renderer(model, height, width) as renderer:
-        bar = Progress(nframe, f"render {pathlib.Path(cusp.scene_name(scene)).name}") if progress else None
+        name = pathlib.Path(cusp.scene_name(scene)).name
+        bar = Progress(nframe, f"render {name}") if progress else None
         try:
             if bar:
                 bar.__enter__()

@@ -153,6 +153,42 @@ def test_cusp_command_line_is_installed(venv, tmp_path):
     assert summary["mode"] == "cusp" and summary["steps"] == 50
 
 
+OWN_LOOP = """
+import csv, importlib.util, sys
+import mujoco, numpy as np
+spec = importlib.util.spec_from_file_location("finger_push", sys.argv[2])
+control = importlib.util.module_from_spec(spec); spec.loader.exec_module(control)
+model = mujoco.MjModel.from_xml_path(sys.argv[1]); data = mujoco.MjData(model)
+adr = model.jnt_qposadr[model.body("box").jntadr[0]]
+own = []
+for _ in range(1000):
+    control.push(model, data)
+    mujoco.mj_step(model, data)
+    own.append(data.qpos[adr:adr + 7].copy())
+rows = list(csv.DictReader(open(sys.argv[3])))
+pose = ("x", "y", "z", "qw", "qx", "qy", "qz")
+cli = np.array([[float(r[f"box_{k}"]) for k in pose] for r in rows])
+print("bitwise" if np.array_equal(cli, np.array(own)) else "differ", float(cli[-1, 0]))
+"""
+
+
+def test_installed_cusp_sim_control_equals_own_loop(venv, tmp_path):
+    """The installed `cusp-sim --control MODULE:FUNCTION` and a hand-written loop in the same venv:
+    bitwise the same box trajectory."""
+    scene, control = REPO / "mjcf" / "finger_push.xml", REPO / "mjcf" / "finger_push.py"
+    out = tmp_path / "run.csv"
+    done = subprocess.run([str(venv / "venv" / "bin" / "cusp-sim"), str(scene), "--seconds", "1",
+                           "--control", f"{control}:push", "--csv", str(out)], capture_output=True,
+                          text=True, timeout=300, env=clean_env(), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    check = subprocess.run([str(venv / "venv" / "bin" / "python"), "-c", OWN_LOOP, str(scene),
+                            str(control), str(out)], capture_output=True, text=True, timeout=300,
+                           env=clean_env(), cwd=tmp_path)
+    assert check.returncode == 0, check.stderr
+    verdict, box_x = check.stdout.split()
+    assert verdict == "bitwise" and float(box_x) > 0.03
+
+
 @pytest.mark.skipif(not (XVFB and FFMPEG), reason="needs xvfb-run and ffmpeg (scripts/bootstrap)")
 def test_mujoco_viewer_opens_a_cusp_scene_with_no_extra_step(venv, tmp_path):
     """`python -m mujoco.viewer --mjcf=SCENE` (MuJoCo's own viewer, nothing of cusp named): the
@@ -173,7 +209,8 @@ def test_mujoco_viewer_opens_a_cusp_scene_with_no_extra_step(venv, tmp_path):
         'echo "grab=$?"\n'
         'kill $pid\n')
     done = subprocess.run([XVFB, "-a", "-s", "-screen 0 1280x1024x24", "bash", str(script)],
-                          env=clean_env(), capture_output=True, text=True, timeout=120, cwd=tmp_path)
+                          env=clean_env(), capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
     assert "grab=0" in done.stdout, (done.stdout, done.stderr, (tmp_path / "log").read_text())
     assert f"{venv}/venv/lib/" in maps.read_text() and "cusp/libcusp.so" in maps.read_text()
     import matplotlib.image

@@ -26,8 +26,8 @@ NOTEBOOK = REPO / "docs" / "cusp_vs_stock.ipynb"
 def executed(tmp_path_factory):
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     assert not any(cell.get("outputs") for cell in notebook.cells if cell.cell_type == "code")
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO / "python")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO / "python")] + paths)
     cwd = tmp_path_factory.mktemp("notebook")
     nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
                             resources={"metadata": {"path": str(cwd)}}).execute()
