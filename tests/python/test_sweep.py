@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 
+import numpy as np
 import pytest
 
 from cusp import sweep
@@ -66,3 +67,43 @@ def test_sweep_command_line_errors_are_one_line(tmp_path):
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "--set: 'ruiz'" in lines[0], lines
+
+
+def test_state_slots_match_the_plugin_header():
+    import re
+
+    import cusp
+
+    header = (REPO / "plugin" / "instance.h").read_text()
+    enum = header[header.index("typedef enum cuspStateSlot_"):header.index("} cuspStateSlot;")]
+    names = re.findall(r"^\s+CUSP_STATE_([A-Z_]+)", enum, re.M)
+    assert {name.lower(): k for k, name in enumerate(names)} == cusp.STATE_SLOTS
+
+
+def test_seed_batch_on_rollout_threads_matches_single_runs():
+    """Seed 0 of a mujoco.rollout batch is the unperturbed scene: the same judgement as
+    cusp.run's; the batch on 2 threads equals the batch on 1; perturbed seeds start elsewhere."""
+    import cusp
+
+    scene = REPO / "mjcf" / "push_slide.xml"
+    (single,) = sweep.grid([scene], {}, [None], [None], 0.3)
+    one = sweep.run_job(single)
+    batch = [sweep.Job(**{**single.__dict__, "seeds": 3, "perturb": 0.002, "threads": t})
+             for t in (1, 2)]
+    rows1, rows2 = sweep.run_job(batch[0]), sweep.run_job(batch[1])
+    drop = ("wall_s", "worker")
+    assert [{k: v for k, v in r.items() if k not in drop} for r in rows1] == \
+        [{k: v for k, v in r.items() if k not in drop} for r in rows2]
+    seed0 = rows1[0]
+    assert seed0["steps"] == one["steps"] == 300
+    assert seed0["solved"] == one["solved"] and seed0["completion"] == one["completion"]
+    assert seed0["solver_failures"] == one["solver_failures"]
+    assert seed0["penetration_m"] == pytest.approx(one["penetration_m"], rel=1e-8, abs=1e-18)
+    model = cusp.load_spec(scene).compile()
+    states = sweep.initial_states(model, 3, 0.002)
+    qpos = slice(1, 1 + model.nq)  # mjSTATE_FULLPHYSICS: time, then qpos
+    block = model.jnt_qposadr[model.body("block").jntadr[0]]
+    moved = states[1:, qpos][:, block:block + 3] - states[0, qpos][block:block + 3]
+    assert np.all(np.abs(moved) > 0) and np.all(np.abs(moved) < 0.01)
+    np.testing.assert_array_equal(states[1:, qpos][:, block + 3:], np.tile(
+        states[0, qpos][block + 3:], (2, 1)))  # orientation and the tool untouched
