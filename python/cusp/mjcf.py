@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     except DescriptionError as err:
         print(f"cusp-mjcf: {err}", file=sys.stderr)
         return 2
-    except (OSError, ValueError) as err:  # cusp.SceneError / PluginError: one line
+    except (OSError, ValueError, RuntimeError) as err:  # SceneError, PluginError: one line
         print(f"cusp-mjcf: {err}", file=sys.stderr)
         return 2
 
