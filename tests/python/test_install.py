@@ -2,8 +2,8 @@
 the repository (pip reaches PyPI for mujoco, numpy, matplotlib and the build backend), then plain
 `import mujoco` finds cusp.contact through the `mujoco.plugins` entry point, from any directory,
 in either import order, headless rendering included; `python -m mujoco.viewer` (a screenshot)
-and `mujoco-studio` open a cusp scene with no extra step; `pip wheel` ships libcusp.so with no
-path into the checkout."""
+and `mujoco-studio` open a cusp scene with no extra step; libcusp.so has no path into the
+checkout; scripts/wheel's wheel carries the libraries libcusp.so needs."""
 import json
 import os
 import pathlib
@@ -248,25 +248,46 @@ def test_mujoco_studio_loads_a_cusp_scene_with_no_extra_step(venv, tmp_path):
     assert f"{venv}/venv/lib/" in maps and "cusp/libcusp.so" in maps
 
 
-def test_pip_wheel_ships_the_library_and_the_entry_point(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
-                           str(tmp_path), str(REPO)], capture_output=True, text=True,
-                          timeout=900, env=clean_env(), cwd=tmp_path)
+def test_pyproject_pins_the_mujoco_of_mujoco_version():
+    pinned = (REPO / "MUJOCO_VERSION").read_text().strip()
+    text = (REPO / "pyproject.toml").read_text()
+    pins = [part.split('"')[0] for part in text.split('"mujoco==')[1:]]
+    assert pins == [pinned, pinned]  # build requirement and run-time dependency
+
+
+def test_portable_wheel_ships_its_libraries_and_runs(venv, tmp_path):
+    """scripts/wheel (pip wheel, then auditwheel repair): libcusp.so with libccd, LAPACK, BLAS and
+    their Fortran runtime in cusp.libs/ (not libmujoco: the mujoco wheel brings it), the entry
+    point and the pinned mujoco; installed over the venv's cusp, it runs with those copies.
+    Last in this file: it replaces the venv's cusp."""
+    done = subprocess.run(["bash", str(REPO / "scripts" / "wheel"), str(tmp_path)],
+                          capture_output=True, text=True, timeout=900, env=clean_env())
     assert done.returncode == 0, done.stderr
-    (wheel,) = tmp_path.glob("cusp-*.whl")
+    (wheel,) = tmp_path.glob("cusp-*manylinux*.whl")
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
         entry_points = next(z.read(n).decode() for n in names if n.endswith("entry_points.txt"))
         metadata = next(z.read(n).decode() for n in names if n.endswith("METADATA"))
     assert {"cusp/libcusp.so", "cusp/__init__.py", "cusp/_plugin.py", "cusp/MUJOCO_VERSION"} <= set(
         names)
+    vendored = [n.split("/")[1].split("-")[0] for n in names if n.startswith("cusp.libs/") and
+                n != "cusp.libs/"]
+    assert {"libccd", "liblapack", "libblas", "libgfortran"} <= set(vendored), vendored
+    assert not any("mujoco" in n for n in vendored)
     assert "[mujoco.plugins]" in entry_points and "cusp._plugin:entry_point" in entry_points
     pinned = (REPO / "MUJOCO_VERSION").read_text().strip()
     assert f"Requires-Dist: mujoco=={pinned}" in metadata
-
-
-def test_pyproject_pins_the_mujoco_of_mujoco_version():
-    pinned = (REPO / "MUJOCO_VERSION").read_text().strip()
-    text = (REPO / "pyproject.toml").read_text()
-    pins = [part.split('"')[0] for part in text.split('"mujoco==')[1:]]
-    assert pins == [pinned, pinned]  # build requirement and run-time dependency
+    python = venv / "venv" / "bin" / "python"
+    done = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps",
+                           "--force-reinstall", str(wheel)], capture_output=True, text=True,
+                          timeout=300, env=clean_env(), cwd=venv)
+    assert done.returncode == 0, done.stderr
+    lib = next((venv / "venv" / "lib").glob("python3*/site-packages/cusp/libcusp.so"))
+    ldd = subprocess.run(["ldd", str(lib)], capture_output=True, text=True, check=True).stdout
+    ccd = next(line for line in ldd.splitlines() if "libccd" in line)
+    assert "cusp.libs" in ccd and "not found" not in ldd
+    code = USER_SCRIPT.format(imports="import mujoco, cusp",
+                              scene=str(REPO / "mjcf" / "push_slide.xml"))
+    run = user_python(venv, code)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert 1 in json.loads(run.stdout)["kinds"]
