@@ -4,9 +4,11 @@
 ``import mujoco`` once cusp is pip-installed, through the ``mujoco.plugins`` entry point);
 ``load()`` does it explicitly and raises :class:`PluginError` if it cannot;
 ``stock_twin(spec)`` turns a cusp scene into its stock-MuJoCo twin in memory; ``run(...)`` runs a
-scene headless through the ``cusp-sim`` tool and returns its summary and time series;
-``compare(...)`` runs a scene and its stock twin; ``contacts(model, data)`` returns the contact
-results of the last step as numpy arrays.
+scene headless with ``cusp-sim``'s own loop, in this process, and returns its summary and time
+series; ``compare(...)`` runs a scene and its stock twin; ``run``, ``compare``, ``render``,
+``view`` and ``step`` take a controller ``ctrl(model, data)``; ``contacts(model, data)`` returns
+the contact results of the last step as numpy arrays (MuJoCo's own for a stock twin);
+``sync_viewer`` draws cusp's markers in your own passive-viewer loop.
 
 The plugin keeps its state per ``MjData``: several ``MjData`` of one model can be stepped in
 parallel threads (for example by ``mujoco.rollout``) and give the same results as one after the
@@ -230,9 +232,8 @@ def _simulate(scene: Any, seconds: float, stock: bool, timestep: float | None,
                                       ctypes.c_void_p(model._address),
                                       ctypes.c_void_p(data._address),
                                       registered.ctypes.data_as(ctypes.c_char_p), int(stock),
-                                      scene_name(scene).encode(), float(seconds), path.encode(),
-                                      hook,
-                                      None)
+                                      scene_name(scene).encode(), float(seconds),
+                                      path.encode(), hook, None)
         finally:
             if bar is not None:
                 bar.__exit__(None, None, None)
