@@ -276,7 +276,7 @@ def plot(rows: list[dict[str, Any]], jobs: list[Job], path: str | os.PathLike) -
               + (f" seed {r['seed']}" if "seed" in r else "") for r in rows]
     colours = ["tab:green" if r["ok"] else "tab:red" for r in rows]
     y = np.arange(len(rows))
-    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 0.28 * len(rows) + 1.2), sharey=True)
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 0.28 * len(rows) + 1.2), sharey=True)
     a.barh(y, [1e3 * r["penetration_m"] for r in rows], color=colours)
     a.set_xlabel("max penetration (mm)")
     a.set_xscale("symlog", linthresh=1e-3)
@@ -287,7 +287,7 @@ def plot(rows: list[dict[str, Any]], jobs: list[Job], path: str | os.PathLike) -
     fig.suptitle(f"cusp sweep: {sum(r['ok'] for r in rows)}/{len(rows)} ok", fontsize=10)
     fig.tight_layout()
     path = pathlib.Path(path)
-    fig.savefig(path, dpi=90)
+    fig.savefig(path, dpi=90, bbox_inches="tight")  # widened to hold the run labels
     plt.close(fig)
     return path
 

@@ -107,3 +107,16 @@ def test_seed_batch_on_rollout_threads_matches_single_runs():
     assert np.all(np.abs(moved) > 0) and np.all(np.abs(moved) < 0.01)
     np.testing.assert_array_equal(states[1:, qpos][:, block + 3:], np.tile(
         states[0, qpos][block + 3:], (2, 1)))  # orientation and the tool untouched
+
+
+def test_sweep_picture_shows_ok_runs_green_and_failures_red(tmp_path):
+    import matplotlib.image
+
+    jobs = sweep.grid(SCENES, {"ruiz": ["true"]}, [None], [1e-3], 0.1)
+    rows = [dict(scene=j.scene, integrator="", timestep=1e-3, ruiz="true", solved=s,
+                 penetration_m=p, ok=ok)
+            for j, (s, p, ok) in zip(jobs, [(1.0, 1e-4, True), (0.5, 2e-2, False)])]
+    image = matplotlib.image.imread(sweep.plot(rows, jobs, tmp_path / "s.png"))[..., :3]
+    green = np.all(np.abs(image - np.array([44, 160, 44]) / 255) < 0.02, axis=-1)
+    red = np.all(np.abs(image - np.array([214, 39, 40]) / 255) < 0.02, axis=-1)
+    assert green.sum() > 500 and red.sum() > 500  # tab:green ok, tab:red not
