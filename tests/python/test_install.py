@@ -202,7 +202,7 @@ def test_mujoco_viewer_opens_a_cusp_scene_with_no_extra_step(venv, tmp_path):
         'set -u\n'
         f'"{venv}/venv/bin/python" -m mujoco.viewer --mjcf="{scene}" > "{tmp_path}/log" 2>&1 &\n'
         'pid=$!\n'
-        'sleep 8\n'
+        'sleep 10\n'
         f'cp /proc/$pid/maps "{maps}"\n'
         f'ffmpeg -y -loglevel error -f x11grab -video_size 1280x1024 -i "$DISPLAY" -frames:v 1 '
         f'"{shot}"\n'
