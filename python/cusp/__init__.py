@@ -256,12 +256,6 @@ def compare(scene: Any, seconds: float = 2.0,
 
 # ---- contact results of the last step (through libcusp.so's contacts_api.h) --------------------
 
-#: slots of a cusp.contact instance's published state (``data.plugin_state[adr + slot]``,
-#: plugin/instance.h cuspStateSlot; tests/python/test_sweep.py checks them against the header)
-STATE_SLOTS = {"ncontact": 0, "nkept": 1, "nstick": 2, "nslide": 3, "nbreak": 4, "iterations": 5,
-               "status": 6, "max_penetration": 7, "solver_failures": 8, "steps": 9,
-               "rcond_before": 10, "rcond_after": 11}
-
 #: record kinds of :class:`Contacts` (``kind`` column)
 KIND_DISK, KIND_PATCH, KIND_POINT = 0, 1, 2
 #: contact modes (``mode`` column; also the state counters nstick/nslide/nbreak)
@@ -516,3 +510,6 @@ def view(scene: Any, **kwargs: Any) -> None:
     from cusp import visual
 
     visual.view(scene, **kwargs)
+
+
+from .state import body_slot_names, slot_names, state  # noqa: E402,F401  (needs _library)

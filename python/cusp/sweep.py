@@ -172,7 +172,7 @@ def run_batch(job: Job) -> list[dict[str, Any]]:
     below = int(spec) & (int(mujoco.mjtState.mjSTATE_PLUGIN) - 1)  # parts before plugin state
     instance = cusp.instances(model, datas[0])[0]
     base = mujoco.mj_stateSize(model, below) + model.plugin_stateadr[instance]
-    slot = {name: base + k for name, k in cusp.STATE_SLOTS.items()}
+    slot = {name: base + k for k, name in enumerate(cusp.slot_names())}  # plugin/state.h
     rows = []
     for k in range(job.seeds):
         trajectory = states[k]

@@ -69,17 +69,6 @@ def test_sweep_command_line_errors_are_one_line(tmp_path):
     assert len(lines) == 1 and "--set: 'ruiz'" in lines[0], lines
 
 
-def test_state_slots_match_the_plugin_header():
-    import re
-
-    import cusp
-
-    header = (REPO / "plugin" / "instance.h").read_text()
-    enum = header[header.index("typedef enum cuspStateSlot_"):header.index("} cuspStateSlot;")]
-    names = re.findall(r"^\s+CUSP_STATE_([A-Z_]+)", enum, re.M)
-    assert {name.lower(): k for k, name in enumerate(names)} == cusp.STATE_SLOTS
-
-
 def test_seed_batch_on_rollout_threads_matches_single_runs():
     """Seed 0 of a mujoco.rollout batch is the unperturbed scene: the same judgement as
     cusp.run's; the batch on 2 threads equals the batch on 1; perturbed seeds start elsewhere."""
