@@ -150,7 +150,7 @@ PCC_ATTRS = {
     "eq_solimp": Attr("text", "0.9999 0.9999 0.001 0.5 2",
                       doc="solimp of the constant-curvature joint equalities"),
     "rgba": Attr("text", "0.35 0.65 0.9 1", doc="disk colour"),
-    "realisation": Attr("choice", "lean", choices=("lean", "chain"),
+    "realisation": Attr("choice", "chain", choices=("chain", "lean"),
                         doc="lean: 2 hinges per disk and a slide per segment (3 joints per "
                             "disk); chain: the palindromic 5 joints per segment of issue 3"),
     **SECTION_ATTRS,
