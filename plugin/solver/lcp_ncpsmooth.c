@@ -5,20 +5,23 @@
 // (a member of the Chen-Mangasarian class the Cosserat-rod seed cites for its smoothed NCP), so
 //     mid_mu(x) = lo + p_mu(x - lo) - p_mu(x - hi)      (terms with an infinite bound dropped)
 // and H_mu(z) = z - mid_mu(z - w), w = M z + q, is smooth for mu > 0. For the standard bounds,
-// H_mu(z) = 0 is z w = mu^2 with z, w > 0: the central path. Each iteration takes mu from the
-// current natural residual r = ||H_0(z)||_inf (mu = min(mu_prev, kappa r) with r capped at 1 so mu
-// falls quadratically once r < 1), solves the Newton system
-//     J d = -H_mu(z),   J = diag(1 - g) + diag(g) M,   g = d mid_mu / dx in [0, 1],
-// by LU (Levenberg-Marquardt on J^T J when J is singular or the step is not a descent direction:
-// contact LCPs have zero diagonals on their cone-slack rows), and backtracks along d on
-// 1/2 ||H_mu||^2 with mu fixed (Armijo). w is affine in z, so a trial costs O(n).
+// H_mu(z) = 0 is z w = mu^2 with z, w > 0: the central path. mu is an unknown of the system
+//     E(mu, z) = (mu, H_mu(z)) = 0,   merit psi = mu^2 + ||H_mu(z)||^2,
+// solved by the smoothing Newton method of Qi, Sun and Zhou (Math. Program. 87, 2000): the step
+//     dmu = -mu + beta mubar,   beta = gamma min(1, psi)     (mu falls as psi, then as psi^2)
+//     J dz = -H_mu(z) - dH/dmu dmu,   J = diag(1 - g) + diag(g) M,   g = d mid_mu / dx in (0, 1),
+// by LU (Levenberg-Marquardt on J^T J when J is singular or the step fails: contact LCPs have zero
+// diagonals on their cone-slack rows), then Armijo backtracking on psi along (dmu, dz):
+//     psi(mu + t dmu, z + t dz) <= (1 - 2 sigma (1 - gamma mubar) t) psi(mu, z).
+// The natural residual ||z - mid(lo, hi, z - w)||_inf <= tol ends the solve; w is affine in z, so
+// a line-search trial costs O(n).
 #include <math.h>
 #include <string.h>
 
 #include "lapack_shim.h"
 #include "lcp_internal.h"
 
-enum { kNcpVectors = 10 };  // n-vectors in the workspace (below)
+enum { kNcpVectors = 11 };  // n-vectors in the workspace (below)
 
 size_t cusp_lcp_ncpsmooth_worksize(int n) {
   size_t nn = (size_t)(n > 0 ? n : 1);
@@ -26,51 +29,56 @@ size_t cusp_lcp_ncpsmooth_worksize(int n) {
          CUSP_ALIGN(sizeof(int) * nn);
 }
 
-// CHKS plus function and its derivative.
-static inline void chks(mjtNum* p, mjtNum* dp, mjtNum t, mjtNum mu) {
+// CHKS plus function p, its derivatives dp/dt and dp/dmu.
+static inline void chks(mjtNum* p, mjtNum* dp, mjtNum* dpmu, mjtNum t, mjtNum mu) {
   mjtNum r = sqrt(t * t + 4 * mu * mu);
   if (r == 0) {  // t = 0, mu = 0: the kink of max(t, 0); any slope in [0, 1] is a subgradient
     *p = 0;
     *dp = 0.5;
+    *dpmu = 1;
     return;
   }
   // t >= 0: (t + r)/2; t < 0: 2 mu^2 / (r - t) avoids cancellation
   *p = t >= 0 ? 0.5 * (t + r) : 2 * mu * mu / (r - t);
   *dp = 0.5 * (1 + t / r);
+  *dpmu = 2 * mu / r;
 }
 
-// H = z - mid_mu(z - w) and g = d mid_mu / dx (g may be NULL); returns 1/2 ||H||^2.
-static mjtNum smoothed_residual(mjtNum* H, mjtNum* g, const mjtNum* z, const mjtNum* w,
+// H = z - mid_mu(z - w), g = d mid_mu / dx and hmu = dH / dmu (g, hmu may be NULL); returns
+// the merit psi = mu^2 + ||H||^2.
+static mjtNum smoothed_residual(mjtNum* H, mjtNum* g, mjtNum* hmu, const mjtNum* z, const mjtNum* w,
                                 const cuspLcpProblem* p, mjtNum mu) {
-  mjtNum psi = 0;
+  mjtNum psi = mu * mu;
   for (int i = 0; i < p->n; i++) {
     mjtNum lo = cusp_lo(p, i), hi = cusp_hi(p, i), x = z[i] - w[i];
-    mjtNum mid = x, gi = 1;
+    mjtNum mid = x, gi = 1, mi = 0;
+    mjtNum a = 0, da = 0, am = 0, b = 0, db = 0, bm = 0;
     if (lo == hi) {
       mid = lo;
       gi = 0;
-    } else {
-      mjtNum a, da, b, db;
-      if (isfinite(lo) && isfinite(hi)) {
-        chks(&a, &da, x - lo, mu);
-        chks(&b, &db, x - hi, mu);
-        mid = lo + a - b;
-        gi = da - db;
-      } else if (isfinite(lo)) {
-        chks(&a, &da, x - lo, mu);
-        mid = lo + a;
-        gi = da;
-      } else if (isfinite(hi)) {
-        chks(&b, &db, x - hi, mu);
-        mid = x - b;
-        gi = 1 - db;
-      }
+    } else if (isfinite(lo) && isfinite(hi)) {
+      chks(&a, &da, &am, x - lo, mu);
+      chks(&b, &db, &bm, x - hi, mu);
+      mid = lo + a - b;
+      gi = da - db;
+      mi = am - bm;
+    } else if (isfinite(lo)) {
+      chks(&a, &da, &am, x - lo, mu);
+      mid = lo + a;
+      gi = da;
+      mi = am;
+    } else if (isfinite(hi)) {
+      chks(&b, &db, &bm, x - hi, mu);
+      mid = x - b;
+      gi = 1 - db;
+      mi = -bm;
     }
     H[i] = z[i] - mid;
     if (g) g[i] = gi;
+    if (hmu) hmu[i] = -mi;
     psi += H[i] * H[i];
   }
-  return 0.5 * psi;
+  return psi;
 }
 
 // Natural residual max_i |z_i - mid(lo, hi, z_i - w_i)|.
@@ -83,14 +91,15 @@ static mjtNum natural_residual(const mjtNum* z, const mjtNum* w, const cuspLcpPr
   return r;
 }
 
-// Levenberg-Marquardt direction: (J^T J + lambda I) d = -J^T H; J (n x n), jtj (n x n) scratch.
-static int lm_direction(mjtNum* d, const mjtNum* J, mjtNum* jtj, const mjtNum* H, mjtNum lm_min,
+// Levenberg-Marquardt direction: (J^T J + lambda I) d = J^T rhs, lambda = lm_fac max diag(J^T J)
+// (raised until the Cholesky succeeds); J (n x n), jtj (n x n) scratch.
+static int lm_direction(mjtNum* d, const mjtNum* J, mjtNum* jtj, const mjtNum* rhs, mjtNum lm_fac,
                         int n) {
   cusp_dsyrk_lower_t(jtj, J, 1.0, 0.0, n, n, n, n);
   mjtNum diag = 0;
   for (int i = 0; i < n; i++) diag = fmax(diag, jtj[i + (size_t)i * n]);
-  mjtNum lambda = fmax(lm_min * diag, 1e-300);
-  cusp_dgemv(d, 'T', J, H, -1.0, 0.0, n, n, n);
+  mjtNum lambda = fmax(lm_fac * diag, 1e-300);
+  cusp_dgemv(d, 'T', J, rhs, 1.0, 0.0, n, n, n);
   for (int attempt = 0; attempt < 8; attempt++) {
     if (attempt > 0) cusp_dsyrk_lower_t(jtj, J, 1.0, 0.0, n, n, n, n);
     for (int i = 0; i < n; i++) jtj[i + (size_t)i * n] += lambda;
@@ -98,6 +107,52 @@ static int lm_direction(mjtNum* d, const mjtNum* J, mjtNum* jtj, const mjtNum* H
     lambda *= 100;
   }
   return 1;
+}
+
+// Natural-residual level below which a mu = 0 polishing step is tried.
+static const mjtNum kPolish = 1e-3;
+
+// Polishing: H_0 = z - mid(lo, hi, z - w), g_i = 1 where lo < z_i - w_i < hi, else 0;
+// J d = -H_0 (LU, else LM); zt = z + d, wt = w + M d. Returns the natural residual at zt.
+static mjtNum polish(mjtNum* zt, mjtNum* wt, mjtNum* J, mjtNum* jtj, int* ipiv, mjtNum* H,
+                     mjtNum* d, const mjtNum* z, const mjtNum* w, const cuspLcpProblem* p,
+                     mjtNum lm_min) {
+  int n = p->n;
+  size_t nn = (size_t)n;
+  for (int i = 0; i < n; i++) {
+    mjtNum lo = cusp_lo(p, i), hi = cusp_hi(p, i), x = z[i] - w[i];
+    H[i] = z[i] - cusp_mid(lo, hi, x);
+    d[i] = -H[i];
+    mjtNum gi = (x > lo && x < hi) ? 1 : 0;
+    zt[i] = gi;  // g, kept in zt until the step is known
+  }
+  for (int j = 0; j < n; j++) {
+    const mjtNum* mcol = p->M + (size_t)j * p->ldm;
+    mjtNum* jcol = J + (size_t)j * nn;
+    for (int i = 0; i < n; i++) jcol[i] = zt[i] * mcol[i];
+    jcol[j] += 1 - zt[j];
+  }
+  memcpy(jtj, J, sizeof(mjtNum) * nn * nn);
+  int ok = cusp_dgetrf(jtj, ipiv, n, n, n) == 0 && cusp_dgetrs(d, 'N', jtj, ipiv, n, 1, n, n) == 0;
+  mjtNum r = INFINITY;
+  for (int attempt = 0; attempt < 2; attempt++) {
+    if (attempt == 1) {
+      // a singular J (degenerate or rank-deficient problems): the damped least-squares step
+      for (int i = 0; i < n; i++) H[i] = -H[i];
+      if (lm_direction(d, J, jtj, H, fmax(lm_min, 1e-10), n) != 0) break;
+    } else if (!ok) {
+      continue;
+    }
+    int finite = 1;
+    for (int i = 0; i < n; i++) finite = finite && isfinite(d[i]);
+    if (!finite) continue;
+    memcpy(wt, p->q, sizeof(mjtNum) * nn);
+    for (int i = 0; i < n; i++) zt[i] = z[i] + d[i];
+    cusp_dgemv(wt, 'N', p->M, zt, 1.0, 1.0, n, n, p->ldm);
+    r = natural_residual(zt, wt, p);
+    if (r < 1e-3 * kPolish) break;
+  }
+  return r;
 }
 
 cuspLcpStatus cusp_lcp_ncpsmooth(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const cuspLcpProblem* p,
@@ -124,7 +179,7 @@ cuspLcpStatus cusp_lcp_ncpsmooth(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const 
   }
   int* ipiv = (int*)base;
   mjtNum *wz = vec[0], *H = vec[1], *g = vec[2], *d = vec[3], *Md = vec[4], *zt = vec[5],
-         *wt = vec[6], *Ht = vec[7], *zbest = vec[8], *Hd = vec[9];
+         *wt = vec[6], *Ht = vec[7], *zbest = vec[8], *rhs = vec[9], *hmu = vec[10];
 
   // start: the caller's z (warm) or z = mid(lo, hi, 0)
   for (int i = 0; i < n; i++) {
@@ -132,78 +187,65 @@ cuspLcpStatus cusp_lcp_ncpsmooth(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const 
   }
   int max_iter = opt->max_iter > 0 ? opt->max_iter : 100;
   mjtNum lm_min = opt->newton_lm_min > 0 ? opt->newton_lm_min : 1e-14;
-  const mjtNum kappa = 0.1, sigma = 1e-4, t_min = 1e-12;
+  const mjtNum sigma = 1e-4, t_min = 1e-12;
 
   memcpy(wz, p->q, sizeof(mjtNum) * nn);
   cusp_dgemv(wz, 'N', p->M, z, 1.0, 1.0, n, n, p->ldm);
   mjtNum r = natural_residual(z, wz, p), rbest = r;
   memcpy(zbest, z, sizeof(mjtNum) * nn);
-  mjtNum mu = kappa * fmin(1.0, r) * fmax(r, 0);
+  // mubar = mu_0 scales with the starting residual (a warm start near the answer starts nearly
+  // unsmoothed); gamma mubar < 1 as the method requires
+  mjtNum mubar = fmax(0.1 * fmin(r, 1e6), 1e-300), mu = mubar;
+  mjtNum gamma = fmin(0.2, 0.5 / mubar);
   cuspLcpStatus status = CUSP_LCP_MAX_ITER;
   const char* message = "iteration limit";
-  int it = 0, restarts = 0, hold_mu = 0;
+  int it = 0;
   for (; it < max_iter && r > opt->tol; it++) {
-    // smoothing parameter: never rises, falls with r (quadratically once r < 1)
-    if (!hold_mu) mu = fmin(mu, kappa * fmin(1.0, r) * r);
-    hold_mu = 0;
-    mjtNum psi = smoothed_residual(H, g, z, wz, p, mu);
+    mjtNum psi = smoothed_residual(H, g, hmu, z, wz, p, mu);
+    mjtNum dmu = -mu + gamma * fmin(1.0, psi) * mubar;
 
-    // J = diag(1 - g) + diag(g) M
+    // J = diag(1 - g) + diag(g) M; right-hand side -H - dH/dmu dmu
     for (int j = 0; j < n; j++) {
       const mjtNum* mcol = p->M + (size_t)j * p->ldm;
       mjtNum* jcol = J + (size_t)j * nn;
       for (int i = 0; i < n; i++) jcol[i] = g[i] * mcol[i];
       jcol[j] += 1 - g[j];
     }
-    // Newton direction by LU; keep J intact for the LM fallback (LU works on jtj)
+    for (int i = 0; i < n; i++) rhs[i] = -H[i] - hmu[i] * dmu;
+    // Newton direction by LU (on a copy: J stays for the LM fallback)
     memcpy(jtj, J, sizeof(mjtNum) * nn * nn);
-    for (int i = 0; i < n; i++) d[i] = -H[i];
-    int ok = cusp_dgetrf(jtj, ipiv, n, n, n) == 0 && cusp_dgetrs(d, 'N', jtj, ipiv, n, 1, n, n) == 0;
+    memcpy(d, rhs, sizeof(mjtNum) * nn);
+    int ok =
+        cusp_dgetrf(jtj, ipiv, n, n, n) == 0 && cusp_dgetrs(d, 'N', jtj, ipiv, n, 1, n, n) == 0;
     for (int i = 0; ok && i < n; i++) ok = isfinite(d[i]);
-    int lm = !ok;
-    for (int pass = 0; pass < 2; pass++) {
-      if (lm && lm_direction(d, J, jtj, H, lm_min, n) != 0) break;
-      // descent check on psi: grad psi = J^T H, slope = H^T J d
-      cusp_dgemv(Hd, 'N', J, d, 1.0, 0.0, n, n, n);
-      mjtNum slope = 0;
-      for (int i = 0; i < n; i++) slope += H[i] * Hd[i];
-      if (!(slope < 0)) {
-        lm = 1;
-        continue;
+    int lm = !ok, taken = 0;
+    mjtNum lm_fac = lm_min;
+    for (int pass = 0; pass < 4 && !taken; pass++) {
+      if (lm) {
+        if (lm_direction(d, J, jtj, rhs, lm_fac, n) != 0) break;
+        lm_fac *= 1e3;
       }
-      // Armijo backtracking with mu fixed; w(z + t d) = w + t M d
       cusp_dgemv(Md, 'N', p->M, d, 1.0, 0.0, n, n, p->ldm);
       mjtNum t = 1;
-      int accepted = 0;
       while (t >= t_min) {
         for (int i = 0; i < n; i++) {
           zt[i] = z[i] + t * d[i];
           wt[i] = wz[i] + t * Md[i];
         }
-        mjtNum psit = smoothed_residual(Ht, NULL, zt, wt, p, mu);
-        if (isfinite(psit) && psit <= psi + sigma * t * slope) {
-          accepted = 1;
+        mjtNum mut = mu + t * dmu;
+        mjtNum psit = smoothed_residual(Ht, NULL, NULL, zt, wt, p, mut);
+        if (isfinite(psit) && psit <= (1 - 2 * sigma * (1 - gamma * mubar) * t) * psi) {
+          memcpy(z, zt, sizeof(mjtNum) * nn);
+          memcpy(wz, wt, sizeof(mjtNum) * nn);
+          mu = mut;
+          taken = 1;
           break;
         }
         t *= 0.5;
       }
-      if (!accepted) {
-        lm = 1;
-        continue;
-      }
-      memcpy(z, zt, sizeof(mjtNum) * nn);
-      memcpy(wz, wt, sizeof(mjtNum) * nn);
-      lm = -1;  // step taken
-      break;
+      lm = 1;  // the Newton step failed its line search: damp it
     }
-    if (lm != -1) {
-      // no descent even with LM: restart once or twice with strong smoothing (mu = r), or stop
-      if (restarts < 3 && mu < r && it + 1 < max_iter) {
-        restarts++;
-        mu = r;
-        hold_mu = 1;
-        continue;
-      }
+    if (!taken) {
       status = CUSP_LCP_NUMERICAL;
       message = "line search failed (no descent on the smoothed residual)";
       it++;
@@ -215,6 +257,18 @@ cuspLcpStatus cusp_lcp_ncpsmooth(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const 
       cusp_dgemv(wz, 'N', p->M, z, 1.0, 1.0, n, n, p->ldm);
     }
     r = natural_residual(z, wz, p);
+    if (r > opt->tol && r < kPolish) {
+      // close to the answer: one Newton step on the unsmoothed equation (mu = 0) with the active
+      // set of the current iterate; an LCP's exact active set gives the solution in one step.
+      // Kept when it halves the natural residual (degenerate problems stall on the smoothed path)
+      mjtNum r_p = polish(zt, wt, J, jtj, ipiv, Ht, d, z, wz, p, lm_min);
+      if (r_p < 0.5 * r) {
+        memcpy(z, zt, sizeof(mjtNum) * nn);
+        memcpy(wz, wt, sizeof(mjtNum) * nn);
+        r = r_p;
+        mu = fmin(mu, r);
+      }
+    }
     if (r < rbest) {
       rbest = r;
       memcpy(zbest, z, sizeof(mjtNum) * nn);

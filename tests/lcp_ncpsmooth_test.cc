@@ -1,0 +1,107 @@
+// Smoothed-NCP Newton backend: every shared file the chain solves is solved to the same
+// tolerance (1e-10 natural residual, checked independently to 1e-9), the unsolvable file is
+// reported unsolved; SPD/PSD problems against their known solutions; warm start; box bounds.
+#include "lcp_test_util.h"
+
+namespace {
+using namespace cusp_test;
+
+TEST(LcpNcpSmooth, SharedFilesTheChainSolves) {
+  int solved = 0;
+  for (const FileCase& fc : FileCases()) {
+    SCOPED_TRACE(std::string("ncpsmooth on ") + fc.file);
+    cuspLcpFileData d;
+    char err[512];
+    ASSERT_EQ(cusp_lcp_file_read(&d, err, sizeof(err), DataPath(fc.file).c_str()), 0) << err;
+    cuspLcpProblem p = {d.n, d.M, d.n, d.q, nullptr, nullptr};
+    cuspLcpOptions opt = cusp_lcp_default_options();
+    Result r = Solve("ncpsmooth", p, opt);
+    Result c = Solve("chain", p, opt);
+    EXPECT_STREQ(r.info.backend, "ncpsmooth");
+    if (fc.chain == kSolved) {
+      ASSERT_EQ(c.info.status, CUSP_LCP_SOLVED);
+      EXPECT_EQ(r.info.status, CUSP_LCP_SOLVED) << r.info.message;
+      EXPECT_LE(r.info.residual, 1e-10);
+      ExpectLcpSolution(p, r.z, 1e-9);
+      solved += r.info.status == CUSP_LCP_SOLVED;
+    } else {  // no solution exists: never claimed solved, the best iterate is returned finite
+      EXPECT_NE(r.info.status, CUSP_LCP_SOLVED);
+      EXPECT_GT(r.info.residual, 1e-10);
+      for (double v : r.z) EXPECT_TRUE(std::isfinite(v));
+    }
+    cusp_lcp_file_free(&d);
+  }
+  EXPECT_EQ(solved, 16);  // every file but Pang_isolated_sol_perturbed
+}
+
+TEST(LcpNcpSmooth, RandomSpd) { RunSynthetic("ncpsmooth", 300, false); }
+TEST(LcpNcpSmooth, RandomPsd) { RunSynthetic("ncpsmooth", 300, true); }
+
+TEST(LcpNcpSmooth, AgreesWithLemkeOnSpdProblems) {
+  // unique solution: two unrelated algorithms must give the same z
+  for (uint64_t seed = 1; seed <= 5; seed++) {
+    Synthetic s = MakeSynthetic(40, 40, 0.05, 100 + seed);
+    cuspLcpProblem p = s.Problem();
+    Result a = Solve("ncpsmooth", p, cusp_lcp_default_options());
+    Result b = Solve("lemke", p, cusp_lcp_default_options());
+    ASSERT_EQ(a.info.status, CUSP_LCP_SOLVED);
+    ASSERT_EQ(b.info.status, CUSP_LCP_SOLVED);
+    for (int i = 0; i < p.n; i++) EXPECT_NEAR(a.z[i], b.z[i], 1e-8) << i;
+  }
+}
+
+TEST(LcpNcpSmooth, WarmStartAtSolutionTakesNoIteration) {
+  Synthetic s = MakeSynthetic(50, 50, 0.1, 9);
+  cuspLcpProblem p = s.Problem();
+  cuspLcpOptions opt = cusp_lcp_default_options();
+  Result cold = Solve("ncpsmooth", p, opt);
+  ASSERT_EQ(cold.info.status, CUSP_LCP_SOLVED);
+  EXPECT_GT(cold.info.iterations, 0);
+  opt.warm_start = 1;
+  Result warm = Solve("ncpsmooth", p, opt, &cold.z);
+  EXPECT_EQ(warm.info.status, CUSP_LCP_SOLVED);
+  EXPECT_EQ(warm.info.iterations, 0);
+  std::vector<mjtNum> z0 = cold.z;
+  for (double& v : z0) v *= 1.01;
+  Result near = Solve("ncpsmooth", p, opt, &z0);
+  EXPECT_EQ(near.info.status, CUSP_LCP_SOLVED);
+  EXPECT_LE(near.info.iterations, cold.info.iterations);
+}
+
+TEST(LcpNcpSmooth, BoxBoundsAndFreeVariables) {
+  // box [0,1], free, [-1, +inf), fixed (lo = hi = 0.5); the same answer as FB Newton and PGS
+  mjtNum M[16] = {2, 0.5, 0, 0, 0.5, 3, 0.2, 0, 0, 0.2, 1, 0.1, 0, 0, 0.1, 1};
+  mjtNum q[4] = {-5, 1, 3, 2};
+  mjtNum lo[4] = {0, -INFINITY, -1, 0.5}, hi[4] = {1, INFINITY, INFINITY, 0.5};
+  cuspLcpProblem p = {4, M, 4, q, lo, hi};
+  Result r = Solve("ncpsmooth", p, cusp_lcp_default_options());
+  ASSERT_EQ(r.info.status, CUSP_LCP_SOLVED) << r.info.message;
+  EXPECT_NEAR(r.z[0], 1.0, 1e-10);  // at the upper bound, w0 < 0
+  EXPECT_LT(r.w[0], 0.0);
+  EXPECT_NEAR(r.w[1], 0.0, 1e-10);   // free: w = 0
+  EXPECT_NEAR(r.z[2], -1.0, 1e-10);  // at the lower bound with w2 >= 0
+  EXPECT_GE(r.w[2], 0.0);
+  EXPECT_EQ(r.z[3], 0.5);  // fixed variable
+  Result f = Solve("fbnewton", p, cusp_lcp_default_options());
+  ASSERT_EQ(f.info.status, CUSP_LCP_SOLVED);
+  for (int i = 0; i < 4; i++) EXPECT_NEAR(f.z[i], r.z[i], 1e-9) << i;
+}
+
+TEST(LcpNcpSmooth, TableEntryAndBadInput) {
+  const cuspLcpBackend* b = cusp_lcp_backend_find("ncpsmooth");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b, cusp_lcp_backend(CUSP_LCP_NCPSMOOTH));
+  EXPECT_GE(b->worksize(10), 2 * 100 * sizeof(mjtNum));
+  Synthetic s = MakeSynthetic(5, 5, 0.1, 1);
+  cuspLcpProblem p = s.Problem();
+  cuspLcpOptions opt = cusp_lcp_default_options();
+  std::vector<mjtNum> z(5), w(5);
+  double work[4];
+  cuspLcpInfo info;
+  EXPECT_EQ(cusp_lcp_ncpsmooth(z.data(), w.data(), &info, &p, &opt, work, sizeof(work)),
+            CUSP_LCP_BAD_INPUT);
+  // the chain never includes it: its default members are unchanged
+  EXPECT_EQ(opt.chain[0], CUSP_LCP_FBNEWTON);
+  EXPECT_EQ(opt.chain[3], -1);
+}
+}  // namespace
