@@ -3,6 +3,11 @@
 // reported unsolved; SPD/PSD problems against their known solutions; warm start; box bounds.
 #include "lcp_test_util.h"
 
+extern "C" {
+#include "solver/condition.h"
+#include "solver/lapack_shim.h"
+}
+
 namespace {
 using namespace cusp_test;
 
@@ -32,6 +37,51 @@ TEST(LcpNcpSmooth, SharedFilesTheChainSolves) {
     cusp_lcp_file_free(&d);
   }
   EXPECT_EQ(solved, 16);  // every file but Pang_isolated_sol_perturbed
+}
+
+// The friction contact LCP (CUSP eqs 10-13) as the plugin hands it to a backend and as
+// bench/lcp_bench times it: assembled from a synthetic scene, Ruiz-scaled, Tikhonov 1e-10 on the
+// normal diagonals. r = 0: frictionless.
+std::vector<mjtNum> ContactProblem(std::vector<mjtNum>* b, int nv, int m, int r, uint64_t seed) {
+  int s = r > 0 ? r + 2 : 1, N = m * s;
+  std::vector<mjtNum> Meff((size_t)nv * nv), Jn((size_t)m * nv), Jt((size_t)m * r * nv + 1), mu(m),
+      bn(m), bt((size_t)m * r + 1), A((size_t)N * N), dr(N), dc(N), rowsq(N);
+  b->assign(N, 0.0);
+  cuspContactLcp c;
+  cusp_synth_contact(&c, Meff.data(), Jn.data(), Jt.data(), mu.data(), bn.data(), bt.data(), nv, m,
+                     r, nullptr, 0, seed);
+  cusp_dpotrf(Meff.data(), nv, nv);
+  for (int j = 1; j < nv; j++) std::fill_n(Meff.begin() + (size_t)j * nv, j, 0.0);
+  std::vector<double> work(cusp_contact_assemble_worksize(nv, m, r) / sizeof(double) + 1);
+  cusp_contact_assemble(A.data(), N, b->data(), &c, Meff.data(), nullptr, m, work.data());
+  cusp_ruiz(A.data(), b->data(), dr.data(), dc.data(), N, N, 5, rowsq.data());
+  for (int a = 0; a < m; a++) A[a * s + (size_t)(a * s) * N] += 1e-10;
+  return A;
+}
+
+TEST(LcpNcpSmooth, ContactLcpsOfTheBenchLikeTheChain) {
+  // the sizes of bench/lcp_bench: friction (r = 4) 12..600 unknowns, frictionless 12..300
+  struct Case {
+    int m, r, seed;  // the bench's seeds: 1000 + index (friction), 2000 + index (frictionless)
+  };
+  const Case cases[] = {{2, 4, 1000},  {4, 4, 1001},   {8, 4, 1002},   {16, 4, 1003},
+                        {32, 4, 1004}, {50, 4, 1005},  {100, 4, 1006}, {12, 0, 2000},
+                        {48, 0, 2001}, {150, 0, 2002}, {300, 0, 2003}};
+  for (const Case& cs : cases) {
+    int N = cs.m * (cs.r > 0 ? cs.r + 2 : 1);
+    int nv = cs.r > 0 ? std::min(512, 2 * cs.m * (1 + cs.r)) : std::min(512, N + 20);
+    SCOPED_TRACE("contact m=" + std::to_string(cs.m) + " r=" + std::to_string(cs.r));
+    std::vector<mjtNum> b;
+    std::vector<mjtNum> A = ContactProblem(&b, nv, cs.m, cs.r, cs.seed);
+    cuspLcpProblem p = {N, A.data(), N, b.data(), nullptr, nullptr};
+    cuspLcpOptions opt = cusp_lcp_default_options();
+    Result c = Solve("chain", p, opt);
+    ASSERT_EQ(c.info.status, CUSP_LCP_SOLVED);
+    Result r = Solve("ncpsmooth", p, opt);
+    EXPECT_EQ(r.info.status, CUSP_LCP_SOLVED) << r.info.message;
+    EXPECT_LE(r.info.residual, 1e-10);
+    ExpectLcpSolution(p, r.z, 1e-9);
+  }
 }
 
 TEST(LcpNcpSmooth, RandomSpd) { RunSynthetic("ncpsmooth", 300, false); }
