@@ -25,6 +25,13 @@ the coordinates q = (s, theta_x, theta_y)):
 * chamber j is a fixed tendon, length = sum(slides) - d * sum(cos(psi_j) hinge_y + sin(psi_j)
   hinge_-x) = s - d (theta_x cos psi_j + theta_y sin psi_j), the exact PCC chamber length; it
   carries the stiffness K (springlength L0), the damping D and one motor actuator.
+
+That is ``realisation="chain"`` (the default). ``realisation="lean"`` puts each segment's bend at
+its midpoint (slide, then the x-y hinge pair; or its mirror image, hinges then slide; the two
+alternate and a section is a palindrome, the middle segment of an odd count being x-y halves,
+slide, y-x halves): 3 joints per segment instead of 5, every disk at the tangent orientation,
+positions within (theta/N)^2/12 of the segment length. Both write the per-section joint table
+``cusp_pccj:<arm>:<i>`` (joint:kind:weight) that ``pcc_layout`` reads.
 """
 from __future__ import annotations
 
