@@ -1,6 +1,8 @@
 // Smoothed-NCP Newton backend: every shared file the chain solves is solved to the same
 // tolerance (1e-10 natural residual, checked independently to 1e-9), the unsolvable file is
 // reported unsolved; SPD/PSD problems against their known solutions; warm start; box bounds.
+#include <cstdio>
+
 #include "lcp_test_util.h"
 
 extern "C" {
@@ -82,6 +84,33 @@ TEST(LcpNcpSmooth, ContactLcpsOfTheBenchLikeTheChain) {
     EXPECT_LE(r.info.residual, 1e-10);
     ExpectLcpSolution(p, r.z, 1e-9);
   }
+}
+
+TEST(LcpNcpSmooth, WarmStartThatStallsIsRestartedCold) {
+  // a contact LCP of scenario A (lean arm, t = 1.2574 s) with the warm start that made the first
+  // version fail in the plugin: the warm round stalls, the cold round solves it
+  std::string base = std::string(CUSP_SOURCE_DIR) + "/tests/data/lcp_scenario_a_45_6_t1.2574";
+  cuspLcpFileData d;
+  char err[512];
+  ASSERT_EQ(cusp_lcp_file_read(&d, err, sizeof(err), (base + ".dat").c_str()), 0) << err;
+  cuspLcpProblem p = {d.n, d.M, d.n, d.q, nullptr, nullptr};
+  std::vector<mjtNum> z0(d.n);
+  FILE* f = std::fopen((base + ".z0").c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  for (mjtNum& v : z0) ASSERT_EQ(std::fscanf(f, "%lf", &v), 1);
+  std::fclose(f);
+  cuspLcpOptions opt = cusp_lcp_default_options();
+  opt.max_iter = 200;  // the plugin's default max_iterations
+  opt.warm_start = 1;
+  Result r = Solve("ncpsmooth", p, opt, &z0);
+  EXPECT_EQ(r.info.status, CUSP_LCP_SOLVED) << r.info.message;
+  EXPECT_LE(r.info.residual, 1e-10);
+  ExpectLcpSolution(p, r.z, 1e-9);
+  EXPECT_LE(r.info.iterations, 40);
+  opt.warm_start = 0;
+  Result cold = Solve("ncpsmooth", p, opt);
+  EXPECT_EQ(cold.info.status, CUSP_LCP_SOLVED);
+  cusp_lcp_file_free(&d);
 }
 
 TEST(LcpNcpSmooth, RandomSpd) { RunSynthetic("ncpsmooth", 300, false); }

@@ -11,8 +11,14 @@
 //     dmu = -mu + beta mubar,   beta = gamma min(1, psi)     (mu falls as psi, then as psi^2)
 //     J dz = -H_mu(z) - dH/dmu dmu,   J = diag(1 - g) + diag(g) M,   g = d mid_mu / dx in (0, 1),
 // by LU (Levenberg-Marquardt on J^T J when J is singular or the step fails: contact LCPs have zero
-// diagonals on their cone-slack rows), then Armijo backtracking on psi along (dmu, dz):
-//     psi(mu + t dmu, z + t dz) <= (1 - 2 sigma (1 - gamma mubar) t) psi(mu, z).
+// diagonals on their cone-slack rows), then Armijo backtracking on psi along (dmu, dz) with its
+// exact slope 2 mu dmu + 2 H^T (J dz + dH/dmu dmu). When no step descends (mu has fallen far
+// below the residual), the smoothing restarts from mu = the current natural residual.
+// Below a natural residual of 1e-3 each iteration also tries one mu = 0 Newton step with the
+// current active set (an LCP's exact active set gives the answer in one step; degenerate problems
+// otherwise crawl along the smoothed path), kept when it halves the residual. A warm start whose
+// residual does not halve in 10 iterations (a degenerate previous answer can sit where Newton
+// makes no progress) is abandoned for a cold start, and the best iterate of both is returned.
 // The natural residual ||z - mid(lo, hi, z - w)||_inf <= tol ends the solve; w is affine in z, so
 // a line-search trial costs O(n).
 #include <math.h>
@@ -109,6 +115,10 @@ static int lm_direction(mjtNum* d, const mjtNum* J, mjtNum* jtj, const mjtNum* r
   return 1;
 }
 
+// A warm-started round gives up (for a cold restart) when its natural residual has not halved
+// in this many iterations.
+enum { kStall = 10 };
+
 // Natural-residual level below which a mu = 0 polishing step is tried.
 static const mjtNum kPolish = 1e-3;
 
@@ -181,101 +191,140 @@ cuspLcpStatus cusp_lcp_ncpsmooth(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const 
   mjtNum *wz = vec[0], *H = vec[1], *g = vec[2], *d = vec[3], *Md = vec[4], *zt = vec[5],
          *wt = vec[6], *Ht = vec[7], *zbest = vec[8], *rhs = vec[9], *hmu = vec[10];
 
-  // start: the caller's z (warm) or z = mid(lo, hi, 0)
-  for (int i = 0; i < n; i++) {
-    if (!opt->warm_start || !isfinite(z[i])) z[i] = cusp_mid(cusp_lo(p, i), cusp_hi(p, i), 0);
-  }
   int max_iter = opt->max_iter > 0 ? opt->max_iter : 100;
   mjtNum lm_min = opt->newton_lm_min > 0 ? opt->newton_lm_min : 1e-14;
   const mjtNum sigma = 1e-4, t_min = 1e-12;
-
-  memcpy(wz, p->q, sizeof(mjtNum) * nn);
-  cusp_dgemv(wz, 'N', p->M, z, 1.0, 1.0, n, n, p->ldm);
-  mjtNum r = natural_residual(z, wz, p), rbest = r;
-  memcpy(zbest, z, sizeof(mjtNum) * nn);
-  // mubar = mu_0 scales with the starting residual (a warm start near the answer starts nearly
-  // unsmoothed); gamma mubar < 1 as the method requires
-  mjtNum mubar = fmax(0.1 * fmin(r, 1e6), 1e-300), mu = mubar;
-  mjtNum gamma = fmin(0.2, 0.5 / mubar);
   cuspLcpStatus status = CUSP_LCP_MAX_ITER;
   const char* message = "iteration limit";
+  mjtNum r = INFINITY, rbest = INFINITY;
   int it = 0;
-  for (; it < max_iter && r > opt->tol; it++) {
-    mjtNum psi = smoothed_residual(H, g, hmu, z, wz, p, mu);
-    mjtNum dmu = -mu + gamma * fmin(1.0, psi) * mubar;
-
-    // J = diag(1 - g) + diag(g) M; right-hand side -H - dH/dmu dmu
-    for (int j = 0; j < n; j++) {
-      const mjtNum* mcol = p->M + (size_t)j * p->ldm;
-      mjtNum* jcol = J + (size_t)j * nn;
-      for (int i = 0; i < n; i++) jcol[i] = g[i] * mcol[i];
-      jcol[j] += 1 - g[j];
-    }
-    for (int i = 0; i < n; i++) rhs[i] = -H[i] - hmu[i] * dmu;
-    // Newton direction by LU (on a copy: J stays for the LM fallback)
-    memcpy(jtj, J, sizeof(mjtNum) * nn * nn);
-    memcpy(d, rhs, sizeof(mjtNum) * nn);
-    int ok =
-        cusp_dgetrf(jtj, ipiv, n, n, n) == 0 && cusp_dgetrs(d, 'N', jtj, ipiv, n, 1, n, n) == 0;
-    for (int i = 0; ok && i < n; i++) ok = isfinite(d[i]);
-    int lm = !ok, taken = 0;
-    mjtNum lm_fac = lm_min;
-    for (int pass = 0; pass < 4 && !taken; pass++) {
-      if (lm) {
-        if (lm_direction(d, J, jtj, rhs, lm_fac, n) != 0) break;
-        lm_fac *= 1e3;
+  // round 0 from the caller's z (warm start) or z = mid(lo, hi, 0); a warm start that stalls
+  // (a degenerate previous answer can sit where Newton makes no progress) gets round 1 from cold
+  for (int round = 0; round < 2; round++) {
+    if (round == 1 && (!opt->warm_start || rbest <= opt->tol || it >= max_iter)) break;
+    for (int i = 0; i < n; i++) {
+      if (round == 1 || !opt->warm_start || !isfinite(z[i])) {
+        z[i] = cusp_mid(cusp_lo(p, i), cusp_hi(p, i), 0);
       }
-      cusp_dgemv(Md, 'N', p->M, d, 1.0, 0.0, n, n, p->ldm);
-      mjtNum t = 1;
-      while (t >= t_min) {
-        for (int i = 0; i < n; i++) {
-          zt[i] = z[i] + t * d[i];
-          wt[i] = wz[i] + t * Md[i];
-        }
-        mjtNum mut = mu + t * dmu;
-        mjtNum psit = smoothed_residual(Ht, NULL, NULL, zt, wt, p, mut);
-        if (isfinite(psit) && psit <= (1 - 2 * sigma * (1 - gamma * mubar) * t) * psi) {
-          memcpy(z, zt, sizeof(mjtNum) * nn);
-          memcpy(wz, wt, sizeof(mjtNum) * nn);
-          mu = mut;
-          taken = 1;
-          break;
-        }
-        t *= 0.5;
-      }
-      lm = 1;  // the Newton step failed its line search: damp it
     }
-    if (!taken) {
-      status = CUSP_LCP_NUMERICAL;
-      message = "line search failed (no descent on the smoothed residual)";
-      it++;
-      break;
-    }
-    // refresh w exactly every few steps (affine updates accumulate rounding)
-    if ((it + 1) % 10 == 0) {
-      memcpy(wz, p->q, sizeof(mjtNum) * nn);
-      cusp_dgemv(wz, 'N', p->M, z, 1.0, 1.0, n, n, p->ldm);
-    }
+    memcpy(wz, p->q, sizeof(mjtNum) * nn);
+    cusp_dgemv(wz, 'N', p->M, z, 1.0, 1.0, n, n, p->ldm);
     r = natural_residual(z, wz, p);
-    if (r > opt->tol && r < kPolish) {
-      // close to the answer: one Newton step on the unsmoothed equation (mu = 0) with the active
-      // set of the current iterate; an LCP's exact active set gives the solution in one step.
-      // Kept when it halves the natural residual (degenerate problems stall on the smoothed path)
-      mjtNum r_p = polish(zt, wt, J, jtj, ipiv, Ht, d, z, wz, p, lm_min);
-      if (r_p < 0.5 * r) {
-        memcpy(z, zt, sizeof(mjtNum) * nn);
-        memcpy(wz, wt, sizeof(mjtNum) * nn);
-        r = r_p;
-        mu = fmin(mu, r);
-      }
-    }
     if (r < rbest) {
       rbest = r;
       memcpy(zbest, z, sizeof(mjtNum) * nn);
     }
-  }
-  if (r <= opt->tol) status = CUSP_LCP_SOLVED;
-  if (rbest < r) memcpy(z, zbest, sizeof(mjtNum) * nn);
+    status = CUSP_LCP_MAX_ITER;
+    message = "iteration limit";
+    mjtNum r_mark = r;  // stall test: the residual must halve every kStall iterations
+    int it_mark = it;
+    // mubar = mu_0 scales with the starting residual (a warm start near the answer starts nearly
+    // unsmoothed); gamma mubar < 1 as the method requires
+    mjtNum mubar = fmax(0.1 * fmin(r, 1e6), 1e-300), mu = mubar;
+    mjtNum gamma = fmin(0.2, 0.5 / mubar);
+    int restarts = 0;
+    for (; it < max_iter && r > opt->tol; it++) {
+      if (round == 0 && opt->warm_start && it - it_mark > kStall) {
+        status = CUSP_LCP_MAX_ITER;
+        message = "stalled (the residual did not halve in 10 iterations)";
+        break;
+      }
+      mjtNum psi = smoothed_residual(H, g, hmu, z, wz, p, mu);
+      mjtNum dmu = -mu + gamma * fmin(1.0, psi) * mubar;
+
+      // J = diag(1 - g) + diag(g) M; right-hand side -H - dH/dmu dmu
+      for (int j = 0; j < n; j++) {
+        const mjtNum* mcol = p->M + (size_t)j * p->ldm;
+        mjtNum* jcol = J + (size_t)j * nn;
+        for (int i = 0; i < n; i++) jcol[i] = g[i] * mcol[i];
+        jcol[j] += 1 - g[j];
+      }
+      for (int i = 0; i < n; i++) rhs[i] = -H[i] - hmu[i] * dmu;
+      // Newton direction by LU (on a copy: J stays for the LM fallback)
+      memcpy(jtj, J, sizeof(mjtNum) * nn * nn);
+      memcpy(d, rhs, sizeof(mjtNum) * nn);
+      int ok =
+          cusp_dgetrf(jtj, ipiv, n, n, n) == 0 && cusp_dgetrs(d, 'N', jtj, ipiv, n, 1, n, n) == 0;
+      for (int i = 0; ok && i < n; i++) ok = isfinite(d[i]);
+      int lm = !ok, taken = 0;
+      mjtNum lm_fac = lm_min;
+      for (int pass = 0; pass < 4 && !taken; pass++) {
+        if (lm) {
+          if (lm_direction(d, J, jtj, rhs, lm_fac, n) != 0) break;
+          lm_fac *= 1e3;
+        }
+        // slope of psi along (dmu, d): 2 mu dmu + 2 H^T (J d + dH/dmu dmu)
+        cusp_dgemv(Ht, 'N', J, d, 1.0, 0.0, n, n, n);
+        mjtNum slope = 2 * mu * dmu;
+        for (int i = 0; i < n; i++) slope += 2 * H[i] * (Ht[i] + hmu[i] * dmu);
+        lm = 1;  // a failed step is retried damped
+        if (!(slope < 0)) continue;
+        cusp_dgemv(Md, 'N', p->M, d, 1.0, 0.0, n, n, p->ldm);
+        mjtNum t = 1;
+        while (t >= t_min) {
+          for (int i = 0; i < n; i++) {
+            zt[i] = z[i] + t * d[i];
+            wt[i] = wz[i] + t * Md[i];
+          }
+          mjtNum mut = mu + t * dmu;
+          mjtNum psit = smoothed_residual(Ht, NULL, NULL, zt, wt, p, mut);
+          if (isfinite(psit) && psit <= psi + sigma * t * slope) {
+            memcpy(z, zt, sizeof(mjtNum) * nn);
+            memcpy(wz, wt, sizeof(mjtNum) * nn);
+            mu = mut;
+            taken = 1;
+            break;
+          }
+          t *= 0.5;
+        }
+      }
+      if (!taken) {
+        // stuck (mu far below the residual: the smoothed Jacobian is nearly the nonsmooth one):
+        // restart the smoothing from the current residual, a few times at most
+        if (restarts < 5 && it + 1 < max_iter) {
+          restarts++;
+          mubar = mu = fmax(r, 1e-300);
+          gamma = fmin(0.2, 0.5 / mubar);
+          continue;
+        }
+        status = CUSP_LCP_NUMERICAL;
+        message = "line search failed (no descent on the smoothed residual)";
+        it++;
+        break;
+      }
+      // refresh w exactly every few steps (affine updates accumulate rounding)
+      if ((it + 1) % 10 == 0) {
+        memcpy(wz, p->q, sizeof(mjtNum) * nn);
+        cusp_dgemv(wz, 'N', p->M, z, 1.0, 1.0, n, n, p->ldm);
+      }
+      r = natural_residual(z, wz, p);
+      if (r > opt->tol && r < kPolish) {
+        // close to the answer: one Newton step on the unsmoothed equation (mu = 0) with the active
+        // set of the current iterate; an LCP's exact active set gives the solution in one step.
+        // Kept when it halves the natural residual (degenerate problems stall on the smoothed path)
+        mjtNum r_p = polish(zt, wt, J, jtj, ipiv, Ht, d, z, wz, p, lm_min);
+        if (r_p < 0.5 * r) {
+          memcpy(z, zt, sizeof(mjtNum) * nn);
+          memcpy(wz, wt, sizeof(mjtNum) * nn);
+          r = r_p;
+          mu = fmin(mu, r);
+        }
+      }
+      if (r < rbest) {
+        rbest = r;
+        memcpy(zbest, z, sizeof(mjtNum) * nn);
+      }
+      if (r < 0.5 * r_mark) {
+        r_mark = r;
+        it_mark = it;
+      }
+    }
+    if (r <= opt->tol) break;
+  }  // rounds
+  status = rbest <= opt->tol ? CUSP_LCP_SOLVED : status;
+  memcpy(z, zbest, sizeof(mjtNum) * nn);
+  memcpy(wz, p->q, sizeof(mjtNum) * nn);
+  cusp_dgemv(wz, 'N', p->M, z, 1.0, 1.0, n, n, p->ldm);
   info->iterations = it;
   info->message = status == CUSP_LCP_SOLVED ? "" : message;
   if (!w) wr = wz;  // residual vector into the workspace
