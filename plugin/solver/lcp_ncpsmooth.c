@@ -32,7 +32,7 @@ enum { kNcpVectors = 11 };  // n-vectors in the workspace (below)
 size_t cusp_lcp_ncpsmooth_worksize(int n) {
   size_t nn = (size_t)(n > 0 ? n : 1);
   return CUSP_ALIGN(sizeof(mjtNum) * nn * nn) * 2 + CUSP_ALIGN(sizeof(mjtNum) * nn) * kNcpVectors +
-         CUSP_ALIGN(sizeof(int) * nn);
+         CUSP_ALIGN(sizeof(int) * nn) * 2;
 }
 
 // CHKS plus function p, its derivatives dp/dt and dp/dmu.
@@ -122,44 +122,59 @@ enum { kStall = 10 };
 // Natural-residual level below which a mu = 0 polishing step is tried.
 static const mjtNum kPolish = 1e-3;
 
-// Polishing: H_0 = z - mid(lo, hi, z - w), g_i = 1 where lo < z_i - w_i < hi, else 0;
-// J d = -H_0 (LU, else LM); zt = z + d, wt = w + M d. Returns the natural residual at zt.
-static mjtNum polish(mjtNum* zt, mjtNum* wt, mjtNum* J, mjtNum* jtj, int* ipiv, mjtNum* H,
-                     mjtNum* d, const mjtNum* z, const mjtNum* w, const cuspLcpProblem* p,
-                     mjtNum lm_min) {
+// zt = z + d, wt = M zt + q; returns the natural residual at zt (INFINITY if not finite).
+static mjtNum step_residual(mjtNum* zt, mjtNum* wt, const mjtNum* d, const mjtNum* z,
+                            const cuspLcpProblem* p) {
   int n = p->n;
-  size_t nn = (size_t)n;
+  for (int i = 0; i < n; i++) {
+    zt[i] = z[i] + d[i];
+    if (!isfinite(zt[i])) return INFINITY;
+  }
+  memcpy(wt, p->q, sizeof(mjtNum) * (size_t)n);
+  cusp_dgemv(wt, 'N', p->M, zt, 1.0, 1.0, n, n, p->ldm);
+  return natural_residual(zt, wt, p);
+}
+
+// Polishing: H_0 = z - mid(lo, hi, z - w); on the free set F (lo < z_i - w_i < hi) the step
+// solves row i of M d = -w_i, elsewhere d_i = -H_0,i (z_i moves onto its bound): the reduced
+// system M_FF d_F = -H_F - M_FI d_I (LU; LM when the LU step does not bring the residual below
+// 1e-3 kPolish); zt = z + d, wt = M zt + q. Returns the natural residual at zt. A, B (k x k)
+// scratch; H, d, rhs (n); idx (n) ints.
+static mjtNum polish(mjtNum* zt, mjtNum* wt, mjtNum* A, mjtNum* B, int* ipiv, int* idx, mjtNum* H,
+                     mjtNum* d, mjtNum* rhs, const mjtNum* z, const mjtNum* w,
+                     const cuspLcpProblem* p, mjtNum lm_min) {
+  int n = p->n, k = 0;
   for (int i = 0; i < n; i++) {
     mjtNum lo = cusp_lo(p, i), hi = cusp_hi(p, i), x = z[i] - w[i];
     H[i] = z[i] - cusp_mid(lo, hi, x);
     d[i] = -H[i];
-    mjtNum gi = (x > lo && x < hi) ? 1 : 0;
-    zt[i] = gi;  // g, kept in zt until the step is known
+    if (x > lo && x < hi) idx[k++] = i;
   }
-  for (int j = 0; j < n; j++) {
+  if (k == 0) return step_residual(zt, wt, d, z, p);
+  // rhs_F = -H_F - M_FI d_I; A = M_FF (ld k)
+  for (int a = 0; a < k; a++) rhs[a] = -H[idx[a]];
+  for (int j = 0, b = 0; j < n; j++) {
     const mjtNum* mcol = p->M + (size_t)j * p->ldm;
-    mjtNum* jcol = J + (size_t)j * nn;
-    for (int i = 0; i < n; i++) jcol[i] = zt[i] * mcol[i];
-    jcol[j] += 1 - zt[j];
+    if (b < k && idx[b] == j) {
+      for (int a = 0; a < k; a++) A[a + (size_t)b * k] = mcol[idx[a]];
+      b++;
+    } else if (d[j] != 0) {
+      for (int a = 0; a < k; a++) rhs[a] -= mcol[idx[a]] * d[j];
+    }
   }
-  memcpy(jtj, J, sizeof(mjtNum) * nn * nn);
-  int ok = cusp_dgetrf(jtj, ipiv, n, n, n) == 0 && cusp_dgetrs(d, 'N', jtj, ipiv, n, 1, n, n) == 0;
   mjtNum r = INFINITY;
   for (int attempt = 0; attempt < 2; attempt++) {
-    if (attempt == 1) {
-      // a singular J (degenerate or rank-deficient problems): the damped least-squares step
-      for (int i = 0; i < n; i++) H[i] = -H[i];
-      if (lm_direction(d, J, jtj, H, fmax(lm_min, 1e-10), n) != 0) break;
-    } else if (!ok) {
-      continue;
+    int ok;
+    if (attempt == 0) {  // LU
+      memcpy(B, A, sizeof(mjtNum) * k * k);
+      memcpy(H, rhs, sizeof(mjtNum) * k);
+      ok = cusp_dgetrf(B, ipiv, k, k, k) == 0 && cusp_dgetrs(H, 'N', B, ipiv, k, 1, k, k) == 0;
+    } else {  // singular or nearly (degenerate problems): the damped least-squares step
+      ok = lm_direction(H, A, B, rhs, fmax(lm_min, 1e-10), k) == 0;
     }
-    int finite = 1;
-    for (int i = 0; i < n; i++) finite = finite && isfinite(d[i]);
-    if (!finite) continue;
-    memcpy(wt, p->q, sizeof(mjtNum) * nn);
-    for (int i = 0; i < n; i++) zt[i] = z[i] + d[i];
-    cusp_dgemv(wt, 'N', p->M, zt, 1.0, 1.0, n, n, p->ldm);
-    r = natural_residual(zt, wt, p);
+    if (!ok) continue;
+    for (int a = 0; a < k; a++) d[idx[a]] = H[a];
+    r = step_residual(zt, wt, d, z, p);
     if (r < 1e-3 * kPolish) break;
   }
   return r;
@@ -188,6 +203,8 @@ cuspLcpStatus cusp_lcp_ncpsmooth(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const 
     base += CUSP_ALIGN(sizeof(mjtNum) * nn);
   }
   int* ipiv = (int*)base;
+  base += CUSP_ALIGN(sizeof(int) * nn);
+  int* idx = (int*)base;
   mjtNum *wz = vec[0], *H = vec[1], *g = vec[2], *d = vec[3], *Md = vec[4], *zt = vec[5],
          *wt = vec[6], *Ht = vec[7], *zbest = vec[8], *rhs = vec[9], *hmu = vec[10];
 
@@ -302,7 +319,7 @@ cuspLcpStatus cusp_lcp_ncpsmooth(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const 
         // close to the answer: one Newton step on the unsmoothed equation (mu = 0) with the active
         // set of the current iterate; an LCP's exact active set gives the solution in one step.
         // Kept when it halves the natural residual (degenerate problems stall on the smoothed path)
-        mjtNum r_p = polish(zt, wt, J, jtj, ipiv, Ht, d, z, wz, p, lm_min);
+        mjtNum r_p = polish(zt, wt, J, jtj, ipiv, idx, Ht, d, rhs, z, wz, p, lm_min);
         if (r_p < 0.5 * r) {
           memcpy(z, zt, sizeof(mjtNum) * nn);
           memcpy(wz, wt, sizeof(mjtNum) * nn);
