@@ -136,8 +136,15 @@ void cusp_dgemm(mjtNum* c, char transa, char transb, const mjtNum* a, const mjtN
 
 void cusp_dgemv(mjtNum* y, char trans, const mjtNum* a, const mjtNum* x, mjtNum alpha,
                 mjtNum beta, int m, int n, int lda) {
-  if (m <= 0 || n <= 0) return;
-  if (trans == 'T' || trans == 't') {
+  int t = trans == 'T' || trans == 't';
+  // an empty inner dimension still sets y := beta y (BLAS semantics): an early return would leave
+  // whatever y held, e.g. a stale velocity correction when every DOF is held by equalities
+  if ((t ? n : m) <= 0) return;
+  if ((t ? m : n) <= 0) {
+    scale_columns(y, beta, t ? n : m, 1, t ? n : m);
+    return;
+  }
+  if (t) {
     // y (n) := alpha A^T x + beta y: dot products down the columns
     for (int j = 0; j < n; j++) {
       const mjtNum* aj = a + (size_t)j * lda;
