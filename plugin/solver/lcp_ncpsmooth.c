@@ -240,6 +240,7 @@ cuspLcpStatus cusp_lcp_ncpsmooth(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const 
     mjtNum mubar = fmax(0.1 * fmin(r, 1e6), 1e-300), mu = mubar;
     mjtNum gamma = fmin(0.2, 0.5 / mubar);
     int restarts = 0;
+    mjtNum polish_below = kPolish;
     for (; it < max_iter && r > opt->tol; it++) {
       if (round == 0 && opt->warm_start && it - it_mark > kStall) {
         status = CUSP_LCP_MAX_ITER;
@@ -315,11 +316,13 @@ cuspLcpStatus cusp_lcp_ncpsmooth(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const 
         cusp_dgemv(wz, 'N', p->M, z, 1.0, 1.0, n, n, p->ldm);
       }
       r = natural_residual(z, wz, p);
-      if (r > opt->tol && r < kPolish) {
+      if (r > opt->tol && r < polish_below) {
         // close to the answer: one Newton step on the unsmoothed equation (mu = 0) with the active
         // set of the current iterate; an LCP's exact active set gives the solution in one step.
-        // Kept when it halves the natural residual (degenerate problems stall on the smoothed path)
+        // Kept when it halves the natural residual (degenerate problems stall on the smoothed
+        // path); after a failed try the next waits until the residual has fallen 10x
         mjtNum r_p = polish(zt, wt, J, jtj, ipiv, idx, Ht, d, rhs, z, wz, p, lm_min);
+        polish_below = r_p < 0.5 * r ? kPolish : 0.1 * r;
         if (r_p < 0.5 * r) {
           memcpy(z, zt, sizeof(mjtNum) * nn);
           memcpy(wz, wt, sizeof(mjtNum) * nn);
