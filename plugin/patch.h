@@ -35,13 +35,15 @@
 #include "broadphase.h"
 #include "dynamics.h"
 #include "params.h"
+#include "state.h"
 #include "solver/mcp.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define CUSP_PATCH_MAXVERT 32   // vertices per patch (non-penetration rows)
+#define CUSP_PATCH_MAXVERT 32   // vertices per patch (non-penetration rows); more are thinned
+                                // to an evenly spread subset with the deepest (patch_detect.c)
 
 typedef enum cuspPatchKind_ {
   CUSP_PATCH_SURFACE = 0,  // support feature of a body on a plane or a box face: ECP + torsion
@@ -99,6 +101,9 @@ typedef struct cuspPatchWork_ {
   mjtNum* z_failed;         // (cap_z) a failed warm-started answer, while the cold restart runs
   void* mcp_work;
   size_t mcp_bytes;
+  void* detect_work;        // detector scratch (cusp_patch_detect_worksize)
+  int detect_points;        // largest point count of a body's geoms
+  int detect_regions;       // largest geom count of a body
   mjtNum* jac;              // (6 x nv) scratch: jacp, jacr of one body
   mjtNum* jac2;             // (6 x nv) scratch: the other body
   mjtNum* dv;               // (nv) velocity correction
@@ -123,6 +128,12 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz);
 // against another registered body. Fills w->patch, w->npatch; returns npatch, or -1 if out of memory.
 int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const cuspParams* params,
                       const cuspBroadphase* bp, const mjModel* m, mjData* d);
+
+// Sizes of the detector's scratch for model m: the largest number of candidate points of one
+// body (its geoms' support samples and mesh vertices) and the largest geom count of one body; and
+// its bytes. Nothing is dropped: every candidate of every geom fits.
+void cusp_patch_detect_sizes(int* points, int* regions, const mjModel* m);
+size_t cusp_patch_detect_worksize(int points, int regions);
 
 // Append a point contact (one vertex, no torsion) made from a cuspContact of another detector.
 int cusp_patch_add_point(cuspPatchWork* w, const cuspContact* c, int source);
@@ -149,27 +160,9 @@ int cusp_patch_solve(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, int first, i
 // default (1, 1, er_default).
 void cusp_patch_limit_surface(mjtNum e[3], const cuspConfig* cfg, int body, mjtNum er_default);
 
-// ---- the step and what it publishes (patch_step.c) ----
+// ---- what it publishes per body (state.c) ----
 
-// Published per registered body (config `bodies` order) after the instance's CUSP_NSTATE slots of
-// d->plugin_state: the body's surface patch with the largest normal impulse this step.
-typedef enum cuspPatchSlot_ {
-  CUSP_PATCH_LN = 0,   // N s, resultant normal impulse
-  CUSP_PATCH_LT,       // N s, friction impulse along t at the ECP
-  CUSP_PATCH_LO,       // N s, friction impulse along o
-  CUSP_PATCH_LR,       // N m s, torsional impulse about n
-  CUSP_PATCH_S,        // -, saturation (Unicomp 48)
-  CUSP_PATCH_RHO_T,    // -, tangential saturation (Unicomp 49)
-  CUSP_PATCH_RHO_R,    // -, torsional saturation (Unicomp 49)
-  CUSP_PATCH_ECP_X,    // m, ECP (world)
-  CUSP_PATCH_ECP_Y,
-  CUSP_PATCH_ECP_Z,
-  CUSP_PATCH_MODE,     // cuspContactMode (0 break or no contact, 1 stick, 2 slide)
-  CUSP_PATCH_NSLOT
-} cuspPatchSlot;
 
-// names of the slots as CSV suffixes ("Ln", "Lt", ..., "mode")
-extern const char* const cusp_patch_slot_names[CUSP_PATCH_NSLOT];
 
 // Number of registered patch bodies of instance (from the config text; usable before init).
 int cusp_patch_nbody(const mjModel* m, int instance);

@@ -451,7 +451,7 @@ static int group(cuspStepWork* w, const mjModel* m, const mjData* d, int npatch)
       P->island = k;
     }
   }
-  memcpy(pw->patch, pw->sorted, total * sizeof(cuspPatch));
+  if (total) memcpy(pw->patch, pw->sorted, total * sizeof(cuspPatch));
   pw->npatch = total;
   return ni;
 }
@@ -596,7 +596,7 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
   state[CUSP_STATE_RCOND_AFTER] = isfinite(rcond_after) ? rcond_after : 0;
   if (cfg->npatch_body) cusp_patch_publish_bodies(slots, &w->patch, cfg);
   remember(w);
-  memcpy(w->patch.prev, w->patch.patch, w->patch.npatch * sizeof(cuspPatch));
+  if (w->patch.npatch) memcpy(w->patch.prev, w->patch.patch, w->patch.npatch * sizeof(cuspPatch));
   w->patch.nprev = w->patch.npatch;
   return failed ? -1 : 0;
 }
