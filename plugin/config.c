@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CUSP_SOLVER_CHOICES "chain|fbnewton|lemke|pgs"
+#define CUSP_SOLVER_CHOICES "chain|fbnewton|lemke|pgs|ncpsmooth"
 
 const cuspConfigKey cusp_config_keys[] = {
   {"disks", CUSP_KEY_GEOMS, "", 0, 0, NULL, "-",
@@ -66,8 +66,8 @@ int cusp_config_nkey(void) {
 }
 
 const char* cusp_config_solver_name(int solver) {
-  static const char* names[] = {"chain", "fbnewton", "lemke", "pgs"};
-  return (solver >= 0 && solver < 4) ? names[solver] : "?";
+  static const char* names[] = {"chain", "fbnewton", "lemke", "pgs", "ncpsmooth"};
+  return (solver >= 0 && solver < 5) ? names[solver] : "?";
 }
 
 //---------------------------------- overrides ------------------------------------------------------

@@ -20,8 +20,8 @@ static cuspConditionOptions condition_options(const cuspConfig* cfg) {
   opt.tikhonov = cfg->tikhonov;
   opt.eps_w = cfg->eps_w;
   opt.estimate_condition = 0;
-  static const cuspLcpBackendId backend[4] = {CUSP_LCP_CHAIN, CUSP_LCP_FBNEWTON, CUSP_LCP_LEMKE,
-                                              CUSP_LCP_PGS};
+  static const cuspLcpBackendId backend[5] = {CUSP_LCP_CHAIN, CUSP_LCP_FBNEWTON, CUSP_LCP_LEMKE,
+                                              CUSP_LCP_PGS, CUSP_LCP_NCPSMOOTH};
   opt.backend = backend[cfg->solver];
   opt.lcp.tol = cfg->tolerance;
   opt.lcp.max_iter = cfg->max_iterations;

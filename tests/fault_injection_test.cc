@@ -352,7 +352,7 @@ TEST_F(Fault, ZeroSizeDiskFromMjcf) {
 // the backend or its fallback chain) is applied, so the puck still rests on the floor
 // (penetration bounded) and no energy is gained.
 TEST_F(Fault, EveryBackendForcedToFail) {
-  for (const char* solver : {"chain", "fbnewton", "lemke", "pgs"}) {
+  for (const char* solver : {"chain", "fbnewton", "lemke", "pgs", "ncpsmooth"}) {
     std::string cfg = std::string("<config key=\"solver\" value=\"") + solver +
                       "\"/><config key=\"max_iterations\" value=\"1\"/>"
                       "<config key=\"tolerance\" value=\"1e-16\"/>"

@@ -82,11 +82,12 @@ typedef enum cuspLcpBackendId_ {
   CUSP_LCP_PGS,
   CUSP_LCP_FBNEWTON,
   CUSP_LCP_CHAIN,
+  CUSP_LCP_NCPSMOOTH,  // not a chain member: the chain holds the ids before CUSP_LCP_CHAIN
   CUSP_LCP_NBACKEND
 } cuspLcpBackendId;
 
 typedef struct cuspLcpBackend_ {
-  const char* name;        // "lemke", "pgs", "fbnewton", "chain"
+  const char* name;        // "lemke", "pgs", "fbnewton", "chain", "ncpsmooth"
   cuspLcpSolveFn solve;
   cuspLcpWorksizeFn worksize;
 } cuspLcpBackend;
@@ -120,6 +121,11 @@ cuspLcpStatus cusp_lcp_fbnewton(mjtNum* z, mjtNum* w, cuspLcpInfo* info,
 size_t cusp_lcp_chain_worksize(int n);
 cuspLcpStatus cusp_lcp_chain(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const cuspLcpProblem* prob,
                              const cuspLcpOptions* opt, void* work, size_t work_bytes);
+// Smoothing Newton (Chen-Harker-Kanzow-Smale smoothing driven to zero, Armijo line search).
+size_t cusp_lcp_ncpsmooth_worksize(int n);
+cuspLcpStatus cusp_lcp_ncpsmooth(mjtNum* z, mjtNum* w, cuspLcpInfo* info,
+                                 const cuspLcpProblem* prob, const cuspLcpOptions* opt, void* work,
+                                 size_t work_bytes);
 // opt with `id` taken out of its chain (the others keep their order)
 cuspLcpOptions cusp_lcp_chain_without(const cuspLcpOptions* opt, cuspLcpBackendId id);
 
