@@ -227,6 +227,7 @@ cuspLcpStatus cusp_lcp_ncpsmooth(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const 
     memcpy(wz, p->q, sizeof(mjtNum) * nn);
     cusp_dgemv(wz, 'N', p->M, z, 1.0, 1.0, n, n, p->ldm);
     r = natural_residual(z, wz, p);
+    if (round == 0) memcpy(zbest, z, sizeof(mjtNum) * nn);  // defined even if r is NaN
     if (r < rbest) {
       rbest = r;
       memcpy(zbest, z, sizeof(mjtNum) * nn);
