@@ -396,6 +396,30 @@ void cusp_config_free(cuspConfig* cfg) {
   memset(cfg, 0, sizeof(*cfg));
 }
 
+static int copy_array(void** dst, const void* src, int n, size_t size) {
+  *dst = NULL;
+  if (n <= 0) return 0;
+  *dst = malloc((size_t)n * size);
+  if (!*dst) return -1;
+  memcpy(*dst, src, (size_t)n * size);
+  return 0;
+}
+
+int cusp_config_copy(cuspConfig* dst, const cuspConfig* src) {
+  *dst = *src;
+  int rc = copy_array((void**)&dst->disk_geoms, src->disk_geoms, src->ndisk, sizeof(int));
+  rc |= copy_array((void**)&dst->environment_geoms, src->environment_geoms, src->nenv,
+                   sizeof(int));
+  rc |= copy_array((void**)&dst->patch_bodies, src->patch_bodies, src->npatch_body, sizeof(int));
+  rc |= copy_array((void**)&dst->limit_surface, src->limit_surface, src->nlimit_surface,
+                   sizeof(cuspLimitSurfaceOverride));
+  if (rc) {
+    cusp_config_free(dst);
+    return -1;
+  }
+  return 0;
+}
+
 static const char* type_name(cuspKeyType t) {
   switch (t) {
     case CUSP_KEY_REAL: return "real";
