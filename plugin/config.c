@@ -29,7 +29,8 @@ const cuspConfigKey cusp_config_keys[] = {
   {"tolerance", CUSP_KEY_REAL, "1e-10", 1e-16, 1e-2, NULL, "-",
    "solver residual tolerance on the conditioned problem"},
   {"max_iterations", CUSP_KEY_INT, "200", 1, 1000000, NULL, "-",
-   "iteration limit per backend and step"},
+   "iteration limit per backend run; a run also stops when its work budget is spent (counted as "
+   "a failed solve; plugin/solver/lcp.h)"},
   {"fallback", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
    "when the chosen backend fails a step, run the chain from the same start; keep the better answer"},
   {"warm_start", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
