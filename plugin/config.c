@@ -18,8 +18,9 @@ const cuspConfigKey cusp_config_keys[] = {
    "geoms the registered disks and bodies touch; empty: every other geom"},
   {"bodies", CUSP_KEY_BODIES, "", 0, 0, NULL, "-",
    "rigid bodies (free joint) with patch contact; their geoms need contype=conaffinity=0"},
-  {"limit_surface", CUSP_KEY_BODY_PARAMS, "", 0, 1e6, NULL, "-, -, m",
-   "per-body limit surface 'body:et,eo,er; ...'; a value <= 0 keeps the patch default"},
+  {"limit_surface", CUSP_KEY_BODY_PARAMS, "", 1e-6, 1e6, NULL, "-, -, m",
+   "per-body limit surface 'body:et,eo,er; ...' of bodies in `bodies`; a value 0 keeps the patch "
+   "default"},
   {"friction", CUSP_KEY_REAL, "-1", -1, 100, NULL, "-",
    "friction coefficient for every cusp contact; -1: max of the pair's geom friction"},
   {"friction_directions", CUSP_KEY_INT, "8", 4, 64, NULL, "-",
@@ -94,8 +95,15 @@ int cusp_config_override_set(const char* key, const char* value, char* err, int 
              value ? value : "");
     return -1;
   }
-  if (!value || strlen(value) >= CUSP_OVERRIDE_LEN) {
-    snprintf(err, err_sz, "cusp.contact: config key '%s': value too long", key);
+  if (!value) {
+    snprintf(err, err_sz, "cusp.contact: config key '%s' has no value", key);
+    return -1;
+  }
+  if (strlen(value) >= CUSP_OVERRIDE_LEN) {
+    snprintf(err, err_sz,
+             "cusp.contact: config key '%s' has value '%.120s...' (%zu characters): an override "
+             "holds at most %d (write longer values in the MJCF)",
+             key, value, strlen(value), CUSP_OVERRIDE_LEN - 1);
     return -1;
   }
   pthread_mutex_lock(&override_lock);
@@ -132,8 +140,16 @@ const char* cusp_config_value(const mjModel* m, int instance, const cuspConfigKe
 
 //---------------------------------- parsing --------------------------------------------------------
 
+// "cusp.contact: config key 'K' has value 'V': why" on one line; a value longer than 200
+// characters is shown by its start and its length (the message stays one readable line)
 static int fail(char* err, int err_sz, const char* key, const char* value, const char* why) {
-  snprintf(err, err_sz, "cusp.contact: config key '%s' has value '%s': %s", key, value, why);
+  size_t len = strlen(value);
+  if (len > 200) {
+    snprintf(err, err_sz, "cusp.contact: config key '%s' has value '%.120s...' (%zu characters): %s",
+             key, value, len, why);
+  } else {
+    snprintf(err, err_sz, "cusp.contact: config key '%s' has value '%s': %s", key, value, why);
+  }
   return -1;
 }
 
@@ -201,7 +217,8 @@ static int parse_names(int** ids, int* n, const mjModel* m, mjtObj obj, const cu
   return 0;
 }
 
-// "body:et,eo,er; body:et,eo,er"
+// "body:et,eo,er; body:et,eo,er": any length; every body registered in `bodies` (parsed before),
+// at most once; each value 0 (the patch default) or within [key->min, key->max]
 static int parse_body_params(cuspConfig* cfg, const mjModel* m, const cuspConfigKey* key,
                              const char* value, char* err, int err_sz) {
   int n = 0;
@@ -209,38 +226,72 @@ static int parse_body_params(cuspConfig* cfg, const mjModel* m, const cuspConfig
   cfg->limit_surface = n ? (cuspLimitSurfaceOverride*)calloc(n, sizeof(cuspLimitSurfaceOverride))
                          : NULL;
   cfg->nlimit_surface = 0;
-  char buf[CUSP_OVERRIDE_LEN];
-  snprintf(buf, sizeof(buf), "%s", value);
+  char* buf = (char*)malloc(strlen(value) + 1);
+  if (!buf || (n && !cfg->limit_surface)) {
+    free(buf);
+    return fail(err, err_sz, key->key, value, "out of memory");
+  }
+  strcpy(buf, value);
+  char why[512];
+  int rc = 0;
   char* save = NULL;
-  for (char* item = strtok_r(buf, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
+  for (char* item = strtok_r(buf, ";", &save); item && !rc; item = strtok_r(NULL, ";", &save)) {
     if (is_blank(item)) continue;
     char* colon = strchr(item, ':');
-    if (!colon) return fail(err, err_sz, key->key, value, "expected 'body:et,eo,er'");
+    if (!colon) {
+      snprintf(why, sizeof(why), "entry '%.200s': expected 'body:et,eo,er'", item);
+      rc = fail(err, err_sz, key->key, value, why);
+      break;
+    }
     *colon = 0;
     char name[256];
     if (sscanf(item, " %255s", name) != 1) {
-      return fail(err, err_sz, key->key, value, "missing body name before ':'");
+      rc = fail(err, err_sz, key->key, value, "missing body name before ':'");
+      break;
     }
     int id = mj_name2id(m, mjOBJ_BODY, name);
     if (id < 0) {
-      char why[320];
       snprintf(why, sizeof(why), "no body named '%s' in the model", name);
-      return fail(err, err_sz, key->key, value, why);
+      rc = fail(err, err_sz, key->key, value, why);
+      break;
     }
+    if (cusp_config_patch_body_index(cfg, id) < 0) {
+      snprintf(why, sizeof(why),
+               "body '%s' is not registered in 'bodies' (a limit surface applies to patch bodies "
+               "only)", name);
+      rc = fail(err, err_sz, key->key, value, why);
+      break;
+    }
+    for (int i = 0; i < cfg->nlimit_surface; i++) {
+      if (cfg->limit_surface[i].body == id) {
+        snprintf(why, sizeof(why), "body '%s' is listed twice", name);
+        rc = fail(err, err_sz, key->key, value, why);
+      }
+    }
+    if (rc) break;
     double e[3];
     char tail;
     if (sscanf(colon + 1, " %lf , %lf , %lf %c", e, e + 1, e + 2, &tail) != 3 ||
         !isfinite(e[0]) || !isfinite(e[1]) || !isfinite(e[2])) {
-      return fail(err, err_sz, key->key, value, "expected three numbers 'et,eo,er'");
+      snprintf(why, sizeof(why), "body '%s': expected three numbers 'et,eo,er'", name);
+      rc = fail(err, err_sz, key->key, value, why);
+      break;
     }
-    for (int i = 0; i < 3; i++) {
-      if (e[i] > key->max) return fail(err, err_sz, key->key, value, "value out of range");
+    static const char* what[3] = {"et", "eo", "er"};
+    for (int i = 0; i < 3 && !rc; i++) {
+      if (e[i] != 0 && !(e[i] >= key->min && e[i] <= key->max)) {
+        snprintf(why, sizeof(why), "body '%s': %s = %g out of range: 0 (the default) or [%g, %g]",
+                 name, what[i], e[i], key->min, key->max);
+        rc = fail(err, err_sz, key->key, value, why);
+      }
     }
+    if (rc) break;
     cuspLimitSurfaceOverride* o = &cfg->limit_surface[cfg->nlimit_surface++];
     o->body = id;
     for (int i = 0; i < 3; i++) o->e[i] = e[i];
   }
-  return 0;
+  free(buf);
+  return rc;
 }
 
 static int parse_key(cuspConfig* cfg, const mjModel* m, const cuspConfigKey* key,
@@ -313,6 +364,87 @@ static int check_not_collided(const mjModel* m, int geom, const char* key, const
   return 0;
 }
 
+static const char* geom_name(const mjModel* m, int g) {
+  const char* name = mj_id2name(m, mjOBJ_GEOM, g);
+  return name ? name : "(unnamed)";
+}
+
+static const char* body_name(const mjModel* m, int b) {
+  const char* name = mj_id2name(m, mjOBJ_BODY, b);
+  return name ? name : "(unnamed)";
+}
+
+// geom types no registered disk or body can be in contact with: detection has no routine for them
+// (a disk would fall through a heightfield without a warning; a patch body on one went through
+// MuJoCo's generic convex-heightfield points, 63 ms a step, most solves failing)
+static const char* unsupported_environment(int type) {
+  if (type == mjGEOM_HFIELD) return "a heightfield";
+  if (type == mjGEOM_SDF) return "an SDF";
+  return NULL;
+}
+
+// The geoms in `environment`, or, with it empty, the geoms the registered disks and bodies would
+// touch (disks: every geom MuJoCo collides not on the disk's body; patch bodies: every geom not
+// registered): none may be of a type detection does not support; a listed geom may not be a disk,
+// on a disk's own body, or a geom of a registered body (registered bodies touch each other
+// without being listed; a listed geom of a body would be an obstacle to itself).
+static int check_environment(const cuspConfig* cfg, const mjModel* m, const char* value, char* err,
+                             int err_sz) {
+  if (!cfg->ndisk && !cfg->npatch_body) return 0;
+  char why[640];
+  if (cfg->nenv) {
+    for (int i = 0; i < cfg->nenv; i++) {
+      int g = cfg->environment_geoms[i], b = m->geom_bodyid[g];
+      const char* type = unsupported_environment(m->geom_type[g]);
+      if (type) {
+        snprintf(why, sizeof(why),
+                 "geom '%s' is %s, which cusp does not support as environment of disks or patch "
+                 "bodies (nothing would hold them up)", geom_name(m, g), type);
+        return fail(err, err_sz, "environment", value, why);
+      }
+      if (cusp_config_disk_index(cfg, g) >= 0) {
+        snprintf(why, sizeof(why), "geom '%s' is a registered disk", geom_name(m, g));
+        return fail(err, err_sz, "environment", value, why);
+      }
+      for (int k = 0; k < cfg->ndisk; k++) {
+        int disk = cfg->disk_geoms[k];
+        if (m->geom_bodyid[disk] == b) {
+          snprintf(why, sizeof(why),
+                   "geom '%s' is on body '%s' of registered disk '%s': the disk would touch its own "
+                   "body", geom_name(m, g), body_name(m, b), geom_name(m, disk));
+          return fail(err, err_sz, "environment", value, why);
+        }
+      }
+      if (cusp_config_patch_body_index(cfg, b) >= 0) {
+        snprintf(why, sizeof(why),
+                 "geom '%s' belongs to registered body '%s' (registered bodies touch each other "
+                 "without being listed; it would be an obstacle to its own body)",
+                 geom_name(m, g), body_name(m, b));
+        return fail(err, err_sz, "environment", value, why);
+      }
+    }
+    return 0;
+  }
+  for (int g = 0; g < m->ngeom; g++) {
+    const char* type = unsupported_environment(m->geom_type[g]);
+    if (!type) continue;
+    int touched = cfg->npatch_body && cusp_config_patch_body_index(cfg, m->geom_bodyid[g]) < 0;
+    for (int k = 0; k < cfg->ndisk && !touched; k++) {
+      int disk = cfg->disk_geoms[k];
+      touched = m->geom_bodyid[g] != m->geom_bodyid[disk] &&
+                (m->geom_contype[g] || m->geom_conaffinity[g]);
+    }
+    if (touched) {
+      snprintf(why, sizeof(why),
+               "empty, so the registered disks and bodies would touch geom '%s', which is %s: cusp "
+               "does not support that as environment (nothing would hold them up); list the "
+               "environment geoms without it", geom_name(m, g), type);
+      return fail(err, err_sz, "environment", value, why);
+    }
+  }
+  return 0;
+}
+
 int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err, int err_sz) {
   memset(cfg, 0, sizeof(*cfg));
   for (const cuspConfigKey* key = cusp_config_keys; key->key; key++) {
@@ -375,6 +507,13 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
       }
     }
     if (rc) {
+      cusp_config_free(cfg);
+      return -1;
+    }
+  }
+  for (const cuspConfigKey* key = cusp_config_keys; key->key; key++) {
+    if (strcmp(key->key, "environment")) continue;
+    if (check_environment(cfg, m, cusp_config_value(m, instance, key), err, err_sz)) {
       cusp_config_free(cfg);
       return -1;
     }
@@ -448,6 +587,8 @@ int cusp_config_markdown(char* out, int out_sz) {
       }
     } else if (k->type == CUSP_KEY_BOOL) {
       snprintf(range, sizeof(range), "true, false");
+    } else if (k->type == CUSP_KEY_BODY_PARAMS) {
+      snprintf(range, sizeof(range), "0 or [%g, %g]", k->min, k->max);
     }
     len += snprintf(out + (len < out_sz ? len : out_sz), len < out_sz ? out_sz - len : 0,
                     "| `%s` | %s | %s | `%s` | %s | %s |\n", k->key, type_name(k->type), k->unit,
