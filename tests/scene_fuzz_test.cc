@@ -1,0 +1,110 @@
+// The scene fuzzer's bounded CI run (tests/scene_fuzz.h; issue 13), under ASan + UBSan in
+// scripts/test: a fixed range of seeds, each scene stepped a bounded number of steps. Fails on a
+// signal or a sanitizer report (the process dies), a hang (a scene over its wall-time budget, or
+// a step that never returns: the watchdog aborts naming the seed), a non-finite state or a MuJoCo
+// instability reset, an energy gain above the stated bound in an unactuated scene, or a scene
+// refused without a one-line "cusp.contact: config key ..." message. Counted: ok, scenes with
+// failed solves, refused. Longer: CUSP_SCENE_FUZZ_SEEDS=<count> CUSP_SCENE_FUZZ_FIRST=<seed>
+// CUSP_SCENE_FUZZ_STEPS=<steps>; the long run is bench/scene_fuzz. A failing scene's MJCF is
+// written to build/test-artifacts/scene_fuzz_<seed>.xml.
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "scene_fuzz.h"
+
+namespace {
+
+uint64_t g_seed = 0;
+
+void watchdog(int) {
+  char msg[128];
+  int n = std::snprintf(msg, sizeof(msg), "scene fuzz: seed %llu did not return (hang)\n",
+                        (unsigned long long)g_seed);
+  if (write(2, msg, n) < 0) _exit(3);
+  _exit(3);
+}
+
+long EnvInt(const char* name, long fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::strtol(v, nullptr, 10) : fallback;
+}
+
+#ifdef CUSP_SANITIZE
+constexpr double kSlow = 4;  // sanitizers slow a step down about this much
+#else
+constexpr double kSlow = 1;
+#endif
+
+class SceneFuzz : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { mj_loadPluginLibrary(CUSP_PLUGIN_PATH); }
+  // runs one seed; failures are reported with the seed, the scene and the reason
+  cusp_fuzz::Result RunSeed(uint64_t seed, int steps) {
+    cusp_fuzz::Scene sc = cusp_fuzz::Generate(seed);
+    g_seed = seed;
+    std::signal(SIGALRM, watchdog);
+    alarm((unsigned)(60 * kSlow));  // a step that never returns
+    // per-scene budget: 100 ms a step (a step whose solves all fail spends at most a few runs
+    // of 200 iterations or the work budget: about 30-60 ms here); a hang is orders beyond
+    cusp_fuzz::Result r = cusp_fuzz::Run(sc, steps, 0.1 * kSlow * steps + 2);
+    alarm(0);
+    bool bad = r.outcome == cusp_fuzz::kFailed ||
+               (r.outcome == cusp_fuzz::kRefused &&
+                r.reason.find("cusp.contact: config key '") != 0);
+    if (bad) {
+      std::string path =
+          std::string(CUSP_BUILD_DIR) + "/test-artifacts/scene_fuzz_" + std::to_string(seed) + ".xml";
+      std::string dir = std::string(CUSP_BUILD_DIR) + "/test-artifacts";
+      std::string mk = "mkdir -p '" + dir + "'";
+      if (std::system(mk.c_str()) == 0) {
+        if (FILE* f = std::fopen(path.c_str(), "w")) {
+          std::fputs(sc.xml.c_str(), f);
+          std::fclose(f);
+        }
+      }
+      ADD_FAILURE() << "seed " << seed << " (" << sc.summary << "): " << r.reason << " [scene "
+                    << path << "]";
+    }
+    return r;
+  }
+};
+
+TEST_F(SceneFuzz, SeedRange) {
+  long first = EnvInt("CUSP_SCENE_FUZZ_FIRST", 0);
+  long count = EnvInt("CUSP_SCENE_FUZZ_SEEDS", 32);
+  int steps = (int)EnvInt("CUSP_SCENE_FUZZ_STEPS", 150);
+  int counts[4] = {0, 0, 0, 0};
+  for (long s = first; s < first + count; s++) {
+    cusp_fuzz::Result r = RunSeed((uint64_t)s, steps);
+    counts[r.outcome]++;
+    if (EnvInt("CUSP_SCENE_FUZZ_VERBOSE", 0)) {
+      std::printf("seed %ld: %s (%d failed steps, %.2f s, gain %.2g J) %s\n", s,
+                  cusp_fuzz::OutcomeName(r.outcome), r.failures, r.seconds, r.energy_gain,
+                  r.outcome == cusp_fuzz::kRefused ? r.reason.c_str() : "");
+    }
+  }
+  std::printf("scene fuzz seeds [%ld, %ld), %d steps: ok %d, solver failures %d, refused %d, "
+              "FAILED %d\n", first, first + count, steps, counts[cusp_fuzz::kOk],
+              counts[cusp_fuzz::kSolverFailures], counts[cusp_fuzz::kRefused],
+              counts[cusp_fuzz::kFailed]);
+  if (count >= 30) {
+    // the generator reaches every outcome class of a working plugin
+    EXPECT_GT(counts[cusp_fuzz::kOk], 0);
+    EXPECT_GT(counts[cusp_fuzz::kRefused], 0);
+  }
+}
+
+// The generator is a pure function of the seed: a failing seed reproduces.
+TEST_F(SceneFuzz, GeneratorIsDeterministic) {
+  for (uint64_t s : {0ull, 7ull, 123456789ull}) {
+    EXPECT_EQ(cusp_fuzz::Generate(s).xml, cusp_fuzz::Generate(s).xml);
+  }
+  EXPECT_NE(cusp_fuzz::Generate(1).xml, cusp_fuzz::Generate(2).xml);
+}
+
+}  // namespace
