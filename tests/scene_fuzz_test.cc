@@ -76,8 +76,8 @@ class SceneFuzz : public ::testing::Test {
 
 TEST_F(SceneFuzz, SeedRange) {
   long first = EnvInt("CUSP_SCENE_FUZZ_FIRST", 0);
-  long count = EnvInt("CUSP_SCENE_FUZZ_SEEDS", 32);
-  int steps = (int)EnvInt("CUSP_SCENE_FUZZ_STEPS", 150);
+  long count = EnvInt("CUSP_SCENE_FUZZ_SEEDS", 40);
+  int steps = (int)EnvInt("CUSP_SCENE_FUZZ_STEPS", 200);
   int counts[4] = {0, 0, 0, 0};
   for (long s = first; s < first + count; s++) {
     cusp_fuzz::Result r = RunSeed((uint64_t)s, steps);
