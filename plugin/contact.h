@@ -29,6 +29,7 @@ typedef struct cuspContact_ {
   int geom[2];        // geom[0]: registered geom; geom[1]: the geom it touches
   int body[2];        // their bodies (body[1] may be 0, the world)
   int sub;            // which point of this geom pair (identity for warm starts)
+  int island;         // contact island this step (island.h), -1: touches nothing movable
   mjtNum gap;         // m, signed distance at q* (< 0: penetration)
   mjtNum pos[3];      // m, contact point (midway between the surfaces)
   mjtNum frame[9];    // rows t, o, n; n (unit) points from geom[1] towards geom[0]

@@ -63,7 +63,8 @@ static void fill(cuspContact* c, const mjModel* m, int disk, int other, mjtNum g
 
 // A disk against a plane touches with its lowest rim point; lying (nearly) flat it rests on its
 // face, which one point cannot carry: the lowest rim point and the two rim points at +-120 deg
-// on the same face enter whenever they are within the margin (up to 3 contacts, sub 0..2).
+// on the same face enter whenever they are within the margin (sub 0..2), and so does the lowest
+// rim point of the other face (sub 3: standing on its rim the disk touches along a segment).
 // The plane: point p0, unit normal n (towards the disk). A finite face (half > 0) also keeps only
 // the rim points whose projection lies on the face: |(s - p0).tx| <= half[0], |(s - p0).ty| <=
 // half[1], with tx, ty the face's in-plane axes.
@@ -109,6 +110,25 @@ static int disk_flat(cuspContact* c, const mjModel* m, const mjData* d, int disk
     fill(c + count, m, disk, other, gap, pos, n);
     c[count].sub = k;
     count++;
+  }
+  // the lowest rim point of the other face: a disk standing on its rim touches along a segment
+  // of length 2 hz, which one end cannot carry (a box resting on an arm's disk rocked about the
+  // other end, flipping every step)
+  {
+    mjtNum s[3], diff[3];
+    mju_addScl3(s, centre, a, an >= 0 ? hz : -hz);
+    mju_addToScl3(s, down, r);
+    mju_sub3(diff, s, S->p0);
+    mjtNum gap = mju_dot3(diff, n);
+    int inside = S->half[0] <= 0 || (fabs(mju_dot3(diff, S->tx)) <= S->half[0] &&
+                                     fabs(mju_dot3(diff, S->ty)) <= S->half[1]);
+    if (gap <= margin && inside) {
+      mjtNum pos[3];
+      mju_addScl3(pos, s, n, -0.5 * gap);
+      fill(c + count, m, disk, other, gap, pos, n);
+      c[count].sub = 3;
+      count++;
+    }
   }
   return count;
 }
@@ -318,15 +338,16 @@ static int disk_convex(cuspContact* c, const mjModel* m, const mjData* d, int di
 
 //---------------------------------- dispatch -------------------------------------------------------
 
-int cusp_detect_is_environment(const mjModel* m, int disk, int other, const int* env, int nenv) {
-  if (other == disk) return 0;
-  if (nenv > 0) {
-    for (int i = 0; i < nenv; i++) {
-      if (env[i] == other) return 1;
+int cusp_touches(const cuspConfig* cfg, const mjModel* m, int self, int other) {
+  if (m->geom_bodyid[other] == m->geom_bodyid[self]) return 0;
+  if (cusp_config_disk_index(cfg, other) >= 0) return 0;
+  if (cusp_config_patch_body_index(cfg, m->geom_bodyid[other]) >= 0) return 1;
+  if (cfg->nenv > 0) {
+    for (int i = 0; i < cfg->nenv; i++) {
+      if (cfg->environment_geoms[i] == other) return 1;
     }
     return 0;
   }
-  if (m->geom_bodyid[other] == m->geom_bodyid[disk]) return 0;
   return m->geom_contype[other] || m->geom_conaffinity[other];
 }
 

@@ -21,27 +21,36 @@ static int equality_rows_max(const mjModel* m) {
   return rows;
 }
 
-int cusp_dynamics_init(cuspDynamics* dyn, const mjModel* m) {
+int cusp_dynamics_init(cuspDynamics* dyn, const mjModel* m, int cap) {
   memset(dyn, 0, sizeof(*dyn));
-  int nv = m->nv;
-  dyn->nv = nv;
-  dyn->nr = nv;
+  int nv = cap;
+  dyn->cap = cap;
+  dyn->nv = 0;
+  dyn->nv_model = m->nv;
+  dyn->nr = 0;
   dyn->identity = 1;
   dyn->ne_max = equality_rows_max(m);
-  dyn->Meff = (mjtNum*)calloc((size_t)nv * nv + 1, sizeof(mjtNum));
+  size_t nn = (size_t)nv * nv + 1;
+  dyn->dofs = (int*)calloc((size_t)nv + 1, sizeof(int));
+  dyn->local = (int*)malloc(((size_t)m->nv + 1) * sizeof(int));
+  dyn->Meff = (mjtNum*)calloc(nn, sizeof(mjtNum));
   dyn->E = (mjtNum*)calloc((size_t)dyn->ne_max * nv + 1, sizeof(mjtNum));
-  dyn->N = (mjtNum*)calloc((size_t)nv * nv + 1, sizeof(mjtNum));
-  dyn->L = (mjtNum*)calloc((size_t)nv * nv + 1, sizeof(mjtNum));
-  dyn->scratch = (mjtNum*)calloc((size_t)nv * nv + 2 * nv + dyn->ne_max * nv + 1, sizeof(mjtNum));
-  if (!dyn->Meff || !dyn->E || !dyn->N || !dyn->L || !dyn->scratch) {
+  dyn->N = (mjtNum*)calloc(nn, sizeof(mjtNum));
+  dyn->L = (mjtNum*)calloc(nn, sizeof(mjtNum));
+  // null_space needs ne nv + nv nv + nv; the projection 2 nv; the reduction 3 nv per row block
+  dyn->scratch = (mjtNum*)calloc(nn + 3 * (size_t)nv + (size_t)dyn->ne_max * nv, sizeof(mjtNum));
+  if (!dyn->dofs || !dyn->local || !dyn->Meff || !dyn->E || !dyn->N || !dyn->L || !dyn->scratch) {
     cusp_dynamics_free(dyn);
     return -1;
   }
+  for (int i = 0; i < m->nv; i++) dyn->local[i] = -1;
   dyn->ne = -1;  // nothing cached yet
   return 0;
 }
 
 void cusp_dynamics_free(cuspDynamics* dyn) {
+  free(dyn->dofs);
+  free(dyn->local);
   free(dyn->Meff);
   free(dyn->E);
   free(dyn->N);
@@ -50,45 +59,73 @@ void cusp_dynamics_free(cuspDynamics* dyn) {
   memset(dyn, 0, sizeof(*dyn));
 }
 
-// Meff (nv x nv) from qM at time t and the damping the integrator treated implicitly
-static void effective_inertia(mjtNum* Meff, const mjModel* m, const mjData* d) {
-  int nv = m->nv;
-  mj_fullM(m, d, Meff);
+// Meff (nv x nv, island dofs) from M at time t (MuJoCo's sparse lower triangle: row i holds its
+// ancestors and itself) and the damping the integrator treated implicitly
+static void effective_inertia(mjtNum* Meff, const cuspDynamics* dyn, const mjModel* m,
+                              const mjData* d) {
+  int nv = dyn->nv;
+  memset(Meff, 0, (size_t)nv * nv * sizeof(mjtNum));
+  for (int a = 0; a < nv; a++) {
+    int i = dyn->dofs[a];
+    int adr = m->M_rowadr[i];
+    for (int k = 0; k < m->M_rownnz[i]; k++) {
+      int b = dyn->local[m->M_colind[adr + k]];
+      if (b < 0) continue;  // cannot happen: a dof's ancestors share its tree
+      Meff[a * nv + b] = d->M[adr + k];
+      Meff[b * nv + a] = d->M[adr + k];
+    }
+  }
   mjtNum h = m->opt.timestep;
   if (m->opt.integrator == mjINT_EULER) {
     // Euler treats only joint damping implicitly, unless disabled
     if (!(m->opt.disableflags & (mjDSBL_DAMPER | mjDSBL_EULERDAMP))) {
-      for (int i = 0; i < nv; i++) Meff[i * nv + i] += h * m->dof_damping[i];
+      for (int a = 0; a < nv; a++) Meff[a * nv + a] += h * m->dof_damping[dyn->dofs[a]];
     }
     return;
   }
   if (m->opt.integrator != mjINT_IMPLICITFAST && m->opt.integrator != mjINT_IMPLICIT) return;
   // implicit integrators factor M - h qDeriv (qDeriv: d(passive + actuator - bias)/dqvel at time
-  // t, all damping and actuator velocity terms); symmetrised so that it has a Cholesky factor
-  for (int i = 0; i < nv; i++) {
+  // t, all damping and actuator velocity terms); symmetrised so that it has a Cholesky factor.
+  // Islands join the dofs qDeriv couples, so every entry of an island row lies in the island.
+  for (int a = 0; a < nv; a++) {
+    int i = dyn->dofs[a];
     int adr = m->D_rowadr[i];
     for (int k = 0; k < m->D_rownnz[i]; k++) {
-      int j = m->D_colind[adr + k];
-      Meff[i * nv + j] -= 0.5 * h * d->qDeriv[adr + k];
-      Meff[j * nv + i] -= 0.5 * h * d->qDeriv[adr + k];
+      int b = dyn->local[m->D_colind[adr + k]];
+      if (b < 0) continue;
+      Meff[a * nv + b] -= 0.5 * h * d->qDeriv[adr + k];
+      Meff[b * nv + a] -= 0.5 * h * d->qDeriv[adr + k];
     }
   }
 }
 
-// active equality rows of time t into E (row-major); returns their count
-static int equality_rows(mjtNum* E, int ne_max, const mjModel* m, const mjData* d) {
-  int nv = m->nv, ne = 0, sparse = mj_isSparse(m);
+// active equality rows of time t acting on the island into E (row-major, island columns);
+// returns their count
+static int equality_rows(mjtNum* E, int ne_max, const cuspDynamics* dyn, const mjModel* m,
+                         const mjData* d) {
+  int nv = dyn->nv, nvm = m->nv, ne = 0, sparse = mj_isSparse(m);
   for (int i = 0; i < d->nefc && ne < ne_max; i++) {
     if (d->efc_type[i] != mjCNSTR_EQUALITY) continue;
     mjtNum* row = E + (size_t)ne * nv;
+    memset(row, 0, nv * sizeof(mjtNum));
+    int hit = 0;
     if (sparse) {
-      memset(row, 0, nv * sizeof(mjtNum));
       int adr = d->efc_J_rowadr[i];
-      for (int k = 0; k < d->efc_J_rownnz[i]; k++) row[d->efc_J_colind[adr + k]] = d->efc_J[adr + k];
+      for (int k = 0; k < d->efc_J_rownnz[i]; k++) {
+        int b = dyn->local[d->efc_J_colind[adr + k]];
+        if (b >= 0) {
+          row[b] = d->efc_J[adr + k];
+          hit = 1;
+        }
+      }
     } else {
-      memcpy(row, d->efc_J + (size_t)i * nv, nv * sizeof(mjtNum));
+      const mjtNum* Ji = d->efc_J + (size_t)i * nvm;
+      for (int b = 0; b < nv; b++) {
+        row[b] = Ji[dyn->dofs[b]];
+        hit |= row[b] != 0;
+      }
     }
-    ne++;
+    ne += hit;
   }
   return ne;
 }
@@ -152,11 +189,28 @@ static int null_space(mjtNum* N, const mjtNum* E, int ne, int nv, mjtNum* work) 
   return nr;
 }
 
-int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d) {
-  int nv = dyn->nv;
-  if (nv == 0) return 0;
-  effective_inertia(dyn->Meff, m, d);
-  int ne = equality_rows(dyn->scratch, dyn->ne_max, m, d);
+int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d, const int* dofs,
+                         int ndof) {
+  if (ndof > dyn->cap) {
+    cuspDynamics bigger;
+    if (cusp_dynamics_init(&bigger, m, ndof)) return -2;
+    cusp_dynamics_free(dyn);
+    *dyn = bigger;
+  }
+  // the island: a different dof set invalidates the cached basis
+  int same = ndof == dyn->nv && memcmp(dofs, dyn->dofs, ndof * sizeof(int)) == 0;
+  for (int a = 0; a < dyn->nv; a++) dyn->local[dyn->dofs[a]] = -1;
+  memcpy(dyn->dofs, dofs, ndof * sizeof(int));
+  dyn->nv = ndof;
+  for (int a = 0; a < ndof; a++) dyn->local[dofs[a]] = a;
+  if (!same) dyn->ne = -1;
+  int nv = ndof;
+  if (nv == 0) {
+    dyn->nr = 0;
+    return 0;
+  }
+  effective_inertia(dyn->Meff, dyn, m, d);
+  int ne = equality_rows(dyn->scratch, dyn->ne_max, dyn, m, d);
   if (ne == 0) {
     dyn->identity = 1;
     dyn->nr = nv;
@@ -182,7 +236,41 @@ int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d) {
   return cusp_dpotrf(dyn->L, nr, nr) == 0 ? 0 : -1;
 }
 
-void cusp_dynamics_reduce(mjtNum* Jr, const cuspDynamics* dyn, const mjtNum* J, int k) {
+void cusp_dynamics_jac(mjtNum* jacp, mjtNum* jacr, const cuspDynamics* dyn, const mjModel* m,
+                       const mjData* d, const mjtNum point[3], int body) {
+  int nv = dyn->nv;
+  if (jacp) memset(jacp, 0, 3 * (size_t)nv * sizeof(mjtNum));
+  if (jacr) memset(jacr, 0, 3 * (size_t)nv * sizeof(mjtNum));
+  // a body without own dofs moves with the nearest ancestor that has some
+  while (body > 0 && m->body_dofnum[body] == 0) body = m->body_parentid[body];
+  if (body <= 0) return;
+  // cdof rows are (rotation, translation) about the subtree com of the tree's root
+  mjtNum offset[3];
+  mju_sub3(offset, point, d->subtree_com + 3 * m->body_rootid[body]);
+  for (int j = m->body_dofadr[body] + m->body_dofnum[body] - 1; j >= 0; j = m->dof_parentid[j]) {
+    int a = dyn->local[j];
+    if (a < 0) continue;  // cannot happen: an island holds whole trees
+    const mjtNum* cdof = d->cdof + 6 * j;
+    if (jacp) {
+      mjtNum t[3];
+      mju_cross(t, cdof, offset);
+      jacp[a] = cdof[3] + t[0];
+      jacp[nv + a] = cdof[4] + t[1];
+      jacp[2 * nv + a] = cdof[5] + t[2];
+    }
+    if (jacr) {
+      jacr[a] = cdof[0];
+      jacr[nv + a] = cdof[1];
+      jacr[2 * nv + a] = cdof[2];
+    }
+  }
+}
+
+void cusp_dynamics_gather(mjtNum* v, const cuspDynamics* dyn, const mjtNum* full) {
+  for (int a = 0; a < dyn->nv; a++) v[a] = full[dyn->dofs[a]];
+}
+
+void cusp_dynamics_reduce(mjtNum* Jr, cuspDynamics* dyn, const mjtNum* J, int k) {
   int nv = dyn->nv, nr = dyn->nr;
   if (k == 0 || nr == 0) return;
   if (dyn->identity) {
@@ -198,7 +286,8 @@ void cusp_dynamics_solve(mjtNum* du, const cuspDynamics* dyn, const mjtNum* g) {
   if (dyn->nr) cusp_dpotrs(du, dyn->L, dyn->nr, 1, dyn->nr, dyn->nr);
 }
 
-void cusp_dynamics_expand(mjtNum* dv, const cuspDynamics* dyn, const mjtNum* du) {
+// dv (nv, island) := N du
+static void expand_local(mjtNum* dv, const cuspDynamics* dyn, const mjtNum* du) {
   if (dyn->identity) {
     memcpy(dv, du, dyn->nv * sizeof(mjtNum));
     return;
@@ -206,18 +295,27 @@ void cusp_dynamics_expand(mjtNum* dv, const cuspDynamics* dyn, const mjtNum* du)
   cusp_dgemv(dv, 'N', dyn->N, du, 1, 0, dyn->nv, dyn->nr, dyn->nv);
 }
 
-void cusp_dynamics_project(mjtNum* dv, const cuspDynamics* dyn, const mjtNum* v) {
+void cusp_dynamics_expand(mjtNum* dv, const cuspDynamics* dyn, const mjtNum* du) {
+  mjtNum* local = dyn->scratch;  // (nv)
+  expand_local(local, dyn, du);
+  for (int a = 0; a < dyn->nv; a++) dv[dyn->dofs[a]] = local[a];
+}
+
+void cusp_dynamics_project(mjtNum* dv, cuspDynamics* dyn, const mjtNum* v) {
   int nv = dyn->nv, nr = dyn->nr;
   if (dyn->identity) {
-    mju_zero(dv, nv);
+    for (int a = 0; a < nv; a++) dv[dyn->dofs[a]] = 0;
     return;
   }
   // u = Mr^-1 N^T Meff v, v_proj = N u, dv = v_proj - v (Meff-orthogonal projection onto null(E))
-  mjtNum* meff_v = dyn->scratch;        // (nv)
-  mjtNum* u = dyn->scratch + nv;        // (nv >= nr)
-  cusp_dgemv(meff_v, 'N', dyn->Meff, v, 1, 0, nv, nv, nv);
+  mjtNum* vl = dyn->scratch;               // (nv) island velocities
+  mjtNum* meff_v = dyn->scratch + nv;      // (nv)
+  mjtNum* u = dyn->scratch + 2 * nv;       // (nv >= nr)
+  mjtNum* vp = dyn->scratch + 3 * nv;      // (nv)
+  for (int a = 0; a < nv; a++) vl[a] = v[dyn->dofs[a]];
+  cusp_dgemv(meff_v, 'N', dyn->Meff, vl, 1, 0, nv, nv, nv);
   cusp_dgemv(u, 'T', dyn->N, meff_v, 1, 0, nv, nr, nv);
   cusp_dynamics_solve(u, dyn, u);
-  cusp_dynamics_expand(dv, dyn, u);
-  mju_subFrom(dv, v, nv);
+  expand_local(vp, dyn, u);
+  for (int a = 0; a < nv; a++) dv[dyn->dofs[a]] = vp[a] - vl[a];
 }

@@ -7,6 +7,8 @@
 //   reduced inertia    Mr = N^T Meff N = L L^T (nr x nr).
 // A contact with full Jacobian rows J (k x nv) acts through Jr = J N (k x nr); an impulse p (k)
 // changes the velocity by dv = N Mr^-1 Jr^T p. When there is no equality, N = I (not stored).
+// Everything is local to one contact island: its dofs only (M is block diagonal over kinematic
+// trees; the islands join trees coupled by equalities, contacts and implicit damping).
 #ifndef CUSP_PLUGIN_DYNAMICS_H_
 #define CUSP_PLUGIN_DYNAMICS_H_
 
@@ -17,42 +19,59 @@ extern "C" {
 #endif
 
 typedef struct cuspDynamics_ {
-  int nv;           // generalized velocities
+  int nv;           // generalized velocities of the island (its dofs, ascending)
+  int nv_model;     // m->nv: row stride of full-width Jacobians
+  int cap;          // dofs the buffers hold
   int nr;           // reduced dimension (nv - rank(E))
   int identity;     // 1: no equality constraint active, N = I
   int ne;           // equality rows last seen
   int ne_max;       // capacity of E
+  int* dofs;        // (cap) model dof of each island dof
+  int* local;       // (nv_model) island index of each model dof, -1 outside the island
   mjtNum* Meff;     // (nv x nv) column-major effective inertia
   mjtNum* E;        // (ne_max x nv) row-major active equality rows (cached to reuse N)
   mjtNum* N;        // (nv x nv) column-major, first nr columns: basis of null(E)
   mjtNum* L;        // (nv x nv) column-major, leading nr x nr: lower Cholesky factor of Mr
-  mjtNum* scratch;  // (nv x nv + 2 nv)
+  mjtNum* scratch;  // (nv x nv + 2 nv + ne_max nv)
   int basis_updates;// how many times N was recomputed (E changed)
 } cuspDynamics;
 
-// Allocate for model m (called at init; the only allocation).
-int cusp_dynamics_init(cuspDynamics* dyn, const mjModel* m);
+// Allocate for up to cap dofs of model m (at init, or when an island outgrows the buffers).
+int cusp_dynamics_init(cuspDynamics* dyn, const mjModel* m, int cap);
 void cusp_dynamics_free(cuspDynamics* dyn);
 
-// Build Meff, E, N (only when E changed), L from d after mj_step's integration (qM, efc_J and
-// ten_J are those of time t). Returns 0, or -1 if Mr is not positive definite.
-int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d);
+// Build Meff, E, N (only when the island or E changed), L for the island of ndof model dofs
+// (ascending) from d after mj_step's integration (M, qDeriv and efc_J are those of time t).
+// Returns 0, -1 if Mr is not positive definite, -2 if out of memory.
+int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d, const int* dofs,
+                         int ndof);
 
-// Jr (k x nr, row-major, row stride nr) := J N for J (k x nv, row-major).
-void cusp_dynamics_reduce(mjtNum* Jr, const cuspDynamics* dyn, const mjtNum* J, int k);
+// Point Jacobians (3 x nv each, row-major, island columns; either may be NULL) of the point
+// (world, m) moving with body b, computed over the island's dofs only (the columns of the dofs
+// b's motion depends on, as mj_jac; the others are 0): O(nv of the island), not O(nv of the
+// model), so that many small islands cost linear time.
+void cusp_dynamics_jac(mjtNum* jacp, mjtNum* jacr, const cuspDynamics* dyn, const mjModel* m,
+                       const mjData* d, const mjtNum point[3], int body);
+
+// v (nv, island) := the island's entries of a model vector (nv_model)
+void cusp_dynamics_gather(mjtNum* v, const cuspDynamics* dyn, const mjtNum* full);
+
+// Jr (k x nr, row-major, row stride nr) := J N for island rows J (k x nv, row-major).
+void cusp_dynamics_reduce(mjtNum* Jr, cuspDynamics* dyn, const mjtNum* J, int k);
 
 // du (nr) := Mr^-1 g for g (nr); in place allowed.
 void cusp_dynamics_solve(mjtNum* du, const cuspDynamics* dyn, const mjtNum* g);
 
-// dv (nv) := N du.
+// dv (nv_model) at the island's dofs := N du; other entries untouched.
 void cusp_dynamics_expand(mjtNum* dv, const cuspDynamics* dyn, const mjtNum* du);
 
-// dv (nv) := P v - v, where P v is the Meff-orthogonal projection of v onto null(E): the smallest
-// (in kinetic-energy metric) change that makes the equality velocities E v zero. Removing that
-// drift before a contact correction keeps the correction dissipative: otherwise the bilateral
-// impulses that hold E dv = 0 work against E v* != 0 (MuJoCo's equalities are soft) and, with the
-// large implicit tendon damping of PCC chambers, inject energy. Zero when no equality is active.
-void cusp_dynamics_project(mjtNum* dv, const cuspDynamics* dyn, const mjtNum* v);
+// dv (nv_model) at the island's dofs := P v - v, where P v is the Meff-orthogonal projection of
+// v (nv_model) onto null(E): the smallest (in kinetic-energy metric) change that makes the
+// equality velocities E v zero. Removing that drift before a contact correction keeps the
+// correction dissipative: otherwise the bilateral impulses that hold E dv = 0 work against
+// E v* != 0 (MuJoCo's equalities are soft) and, with the large implicit tendon damping of PCC
+// chambers, inject energy. Zero when no equality is active.
+void cusp_dynamics_project(mjtNum* dv, cuspDynamics* dyn, const mjtNum* v);
 
 #ifdef __cplusplus
 }

@@ -52,6 +52,7 @@ typedef struct cuspPatch_ {
   int body[2];              // body[0]: the registered body; body[1]: the support (0: world)
   int geom[2];              // geom[0]: a geom of body[0] in the patch; geom[1]: the support geom
   int source;               // index into the caller's point contacts, -1 if detected here
+  int island;               // contact island this step (island.h), -1: nothing movable
   mjtNum frame[9];          // rows t, o, n; n (unit) points from the support towards body[0]
   mjtNum origin[3];         // m, reference point c0 of the rows (mean of the vertices)
   int nvert;
@@ -79,6 +80,7 @@ typedef struct cuspPatchWork_ {
   cuspPatch* patch;         // (cap_patch) this step's patches
   int nprev;
   cuspPatch* prev;          // (cap_patch) last step's patches (warm start)
+  cuspPatch* sorted;        // (cap_patch) scratch: the patches reordered by island
   int cap_rows, cap_z;
   int nrows, nz;
   int* row_of;              // (cap_patch) first row of each patch
@@ -121,6 +123,8 @@ int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m,
 
 // Append a point contact (one vertex, no torsion) made from a cuspContact of another detector.
 int cusp_patch_add_point(cuspPatchWork* w, const cuspContact* c, int source);
+// The same into p (not appended): source is the contact's index in the caller's list.
+void cusp_patch_point(cuspPatch* p, const cuspContact* c, int source);
 
 // Mean distance from the centroid of the region of np points pts (2D, (np x 2)) with np >= 1: the
 // area mean over their convex hull if it has area, else the length mean over the segment, else 0.
@@ -129,15 +133,14 @@ mjtNum cusp_patch_mean_distance(mjtNum centroid[2], const mjtNum* pts, int np);
 
 // ---- the problem (patch_solve.c) ----
 
-// Assemble (rows, Delassus through dyn, right-hand sides) for the detected patches, solve the MCP
-// (warm-started from the previous step), fill the results of every patch and w->dv (nv), the
-// velocity correction dv = N Mr^-1 Jr^T p. h: time step (s). Returns the solver status (0 solved);
-// on failure the best iterate is used and w->failures counts it.
-int cusp_patch_solve(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, const mjData* d,
-                     const cuspDynamics* dyn, mjtNum h);
-
-// Apply w->dv: qvel += dv, qpos (+)= h dv (the correction of design.md section 2, step 7).
-void cusp_patch_apply(const cuspPatchWork* w, const mjModel* m, mjData* d, mjtNum h);
+// Assemble (rows, Delassus through dyn) and solve the MCP of patches [first, first + count), one
+// island, warm-started from the previous step's patches (w->prev), fill their results and write
+// the island's velocity correction dv = N Mr^-1 Jr^T p into dv (nv, at the island's dofs only).
+// h: time step (s). Returns the solver status (0 solved); on failure the best iterate is used and
+// w->failures counts it. *max_pen gets the deepest linearised penetration after the correction (m).
+int cusp_patch_solve(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, int first, int count,
+                     const cuspConfig* cfg, const mjModel* m, const mjData* d, cuspDynamics* dyn,
+                     mjtNum h);
 
 // Limit surface of registered body b: writes et, eo, er with the config overrides applied over the
 // default (1, 1, er_default).
@@ -168,15 +171,8 @@ extern const char* const cusp_patch_slot_names[CUSP_PATCH_NSLOT];
 // Number of registered patch bodies of instance (from the config text; usable before init).
 int cusp_patch_nbody(const mjModel* m, int instance);
 
-// The patch part of the step, called from cusp_step after disk detection with kinematics at q*:
-// detects patches and rigid point contacts; if there are none, publishes zeros and returns 1 (the
-// caller runs its LCP path). Otherwise solves one MCP over them and the ndisk_contact disk
-// contacts, applies the correction to d->qvel, d->qpos, publishes state (CUSP_NSTATE slots, then
-// CUSP_PATCH_NSLOT per body) and writes impulses and modes back into disk_contacts; returns 0, or
-// -1 if the solve failed (counted in the state).
-int cusp_patch_step(cuspPatchWork* w, mjtNum* state, const mjModel* m, mjData* d,
-                    const cuspConfig* cfg, cuspDynamics* dyn, cuspContact* disk_contacts,
-                    int ndisk_contact);
+// Publish the per-body slots (CUSP_PATCH_NSLOT per registered body) from w's patches.
+void cusp_patch_publish_bodies(mjtNum* slots, const cuspPatchWork* w, const cuspConfig* cfg);
 
 #ifdef __cplusplus
 }

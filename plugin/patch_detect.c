@@ -5,12 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "detect.h"
+#include "params.h"
 #include "patch.h"
 
 #define CUSP_MAXCAND 160        // candidate points per patch before reduction
 #define CUSP_NRIM 8             // rim samples per cylinder cap
 #define CUSP_MAXCLIP (CUSP_MAXCAND + 4)  // a convex polygon clipped by the 4 face edges
 #define CUSP_MAXREGION 16       // feature regions (one per body geom) measured for er
+#define CUSP_SAME_POINT 1e-9     // m, candidates this close along the surface are one point
 #define CUSP_FEATURE_TOL 2e-4   // m, points this close to the deepest one form the support feature
 #define CUSP_ER_MIN 1e-3        // m, smallest er: a corner or edge-end touching has a small but
                                 // finite area; smaller er makes the torsion row ill-conditioned
@@ -228,6 +231,22 @@ static int cand_less(const Cand* a, const Cand* b) {
 
 // convex hull (counter-clockwise, collinear points dropped) of n candidates, in place; returns count
 static int hull2(Cand* c, int n, Cand* tmp) {
+  // points at the same (t, o) within CUSP_SAME_POINT (the two rims of a body thinner than the
+  // margin, equal up to the round-off of a tilt) are one point of the outline: keep the one nearest
+  // the surface, whatever order they came in. Sorting alone does not make such twins neighbours.
+  int u = 0;
+  for (int i = 0; i < n; i++) {
+    int twin = -1;
+    for (int j = 0; j < u && twin < 0; j++) {
+      if (fabs(c[i].x[0] - c[j].x[0]) <= CUSP_SAME_POINT &&
+          fabs(c[i].x[1] - c[j].x[1]) <= CUSP_SAME_POINT) {
+        twin = j;
+      }
+    }
+    if (twin < 0) c[u++] = c[i];
+    else if (c[i].gap < c[twin].gap) c[twin] = c[i];
+  }
+  n = u;
   if (n < 3) return n;
   // insertion sort: n is small and the order must be deterministic
   for (int i = 1; i < n; i++) {
@@ -439,12 +458,6 @@ void cusp_patch_limit_surface(mjtNum e[3], const cuspConfig* cfg, int body, mjtN
 
 //---------------------------------- patches --------------------------------------------------------
 
-static mjtNum pair_friction(const cuspConfig* cfg, const mjModel* m, int g0, int g1) {
-  if (cfg->friction >= 0) return cfg->friction;
-  mjtNum a = m->geom_friction[3 * g0], b = m->geom_friction[3 * g1];
-  return a > b ? a : b;
-}
-
 static cuspPatch* new_patch(cuspPatchWork* w) {
   if (w->npatch >= w->cap_patch) {
     if (cusp_patch_work_reserve(w, 2 * w->cap_patch + 4, w->cap_rows, w->cap_z)) return NULL;
@@ -581,7 +594,16 @@ static int surface_patch(cuspPatchWork* w, const cuspConfig* cfg, const mjModel*
     }
     p->gap[i] = clip[i].gap;
   }
-  mju_copy3(p->origin, mean);
+  // the rows' reference point: the vertices' mean along the surface, at the height of the deepest
+  // vertex (the touching level). The mean height includes rim samples up to `margin` above the
+  // surface; friction rows taken there read the rolling of a body as slip (a cylinder on its side
+  // rolled 3% slow with a 10 mm margin)
+  mjtNum gmin_v = INFINITY, gmean = 0;
+  for (int i = 0; i < nv; i++) {
+    gmin_v = fmin(gmin_v, clip[i].gap);
+    gmean += clip[i].gap / nv;
+  }
+  for (int j = 0; j < 3; j++) p->origin[j] = mean[j] - (gmean - gmin_v) * S->n[j];
   mjtNum centroid[2], er;
   if (is_full_cap >= 0) {
     er = 2.0 / 3.0 * m->geom_size[3 * is_full_cap];
@@ -589,13 +611,19 @@ static int surface_patch(cuspPatchWork* w, const cuspConfig* cfg, const mjModel*
     er = multi_mean_distance(centroid, regions, counts, nregion);
   }
   cusp_patch_limit_surface(p->e, cfg, b, er);
-  p->mu = pair_friction(cfg, m, first_geom, S->geom);
+  p->mu = cusp_pair_friction(cfg, m, first_geom, S->geom);
   return 1;
 }
 
 int cusp_patch_add_point(cuspPatchWork* w, const cuspContact* c, int source) {
   cuspPatch* p = new_patch(w);
   if (!p) return -1;
+  cusp_patch_point(p, c, source);
+  return 0;
+}
+
+void cusp_patch_point(cuspPatch* p, const cuspContact* c, int source) {
+  memset(p, 0, sizeof(*p));
   p->kind = CUSP_PATCH_POINT;
   p->body[0] = c->body[0];
   p->body[1] = c->body[1];
@@ -610,7 +638,6 @@ int cusp_patch_add_point(cuspPatchWork* w, const cuspContact* c, int source) {
   p->e[0] = p->e[1] = 1;
   p->e[2] = 0;
   p->mu = c->mu;
-  return 0;
 }
 
 // point contacts between geom gb of registered body b and geom gs (MuJoCo's collision functions)
@@ -651,22 +678,10 @@ static int point_contacts(cuspPatchWork* w, const cuspConfig* cfg, const mjModel
     mju_copy3(c.frame, t);
     mju_copy3(c.frame + 3, o);
     mju_copy3(c.frame + 6, nrm);
-    c.mu = pair_friction(cfg, m, gb, gs);
+    c.mu = cusp_pair_friction(cfg, m, gb, gs);
     if (cusp_patch_add_point(w, &c, -1)) return -1;
   }
   return n;
-}
-
-// environment geom test: listed (or, with an empty list, any geom not registered)
-static int in_environment(const cuspConfig* cfg, const mjModel* m, int g) {
-  if (cusp_config_disk_index(cfg, g) >= 0) return 0;
-  if (cfg->nenv) {
-    for (int i = 0; i < cfg->nenv; i++) {
-      if (cfg->environment_geoms[i] == g) return 1;
-    }
-    return 0;
-  }
-  return cusp_config_patch_body_index(cfg, m->geom_bodyid[g]) < 0;
 }
 
 // body b against environment geom g
@@ -764,8 +779,10 @@ int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m,
   w->npatch = 0;
   for (int i = 0; i < cfg->npatch_body; i++) {
     int b = cfg->patch_bodies[i];
-    for (int g = 0; g < m->ngeom; g++) {
-      if (m->geom_bodyid[g] == b || !in_environment(cfg, m, g)) continue;
+    for (int g = 0; g < m->ngeom && m->body_geomnum[b] > 0; g++) {
+      // geoms of registered bodies meet in body_vs_body below; disks find the bodies themselves
+      if (cusp_config_patch_body_index(cfg, m->geom_bodyid[g]) >= 0) continue;
+      if (!cusp_touches(cfg, m, m->body_geomadr[b], g)) continue;
       if (body_vs_env(w, cfg, m, d, b, g)) return -1;
     }
     for (int j = i + 1; j < cfg->npatch_body; j++) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lapack_shim.h"
 #include "patch.h"
 
 //---------------------------------- workspace ------------------------------------------------------
@@ -27,6 +28,7 @@ int cusp_patch_work_init(cuspPatchWork* w, const mjModel* m) {
 void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->patch);
   free(w->prev);
+  free(w->sorted);
   free(w->row_of);
   free(w->z_of);
   free(w->J);
@@ -57,6 +59,9 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
     a = grow(w->prev, npatch * sizeof(cuspPatch));
     if (!a) return -1;
     w->prev = (cuspPatch*)a;
+    a = grow(w->sorted, npatch * sizeof(cuspPatch));
+    if (!a) return -1;
+    w->sorted = (cuspPatch*)a;
     a = grow(w->row_of, (npatch + 1) * sizeof(int));
     if (!a) return -1;
     w->row_of = (int*)a;
@@ -320,17 +325,17 @@ static int mcp_jacobian(mjtNum* J, int ldj, const mjtNum* z, int n, void* user) 
 
 //---------------------------------- assembly --------------------------------------------------------
 
-// relative rows of patch P into J (row-major, stride nv)
-static void patch_jacobian(cuspPatchWork* w, const cuspPatch* P, const mjModel* m,
-                           const mjData* d, mjtNum* J) {
-  int nv = m->nv;
+// relative rows of patch P into J (row-major, stride nv of the island)
+static void patch_jacobian(cuspPatchWork* w, const cuspPatch* P, const cuspDynamics* dyn,
+                           const mjModel* m, const mjData* d, mjtNum* J) {
+  int nv = dyn->nv;
   mjtNum* jp = w->jac;
   mjtNum* jr = w->jac + 3 * nv;
-  mj_jac(m, d, jp, jr, P->origin, P->body[0]);
+  cusp_dynamics_jac(jp, jr, dyn, m, d, P->origin, P->body[0]);
   if (P->body[1] > 0) {
     mjtNum* jp2 = w->jac2;
     mjtNum* jr2 = w->jac2 + 3 * nv;
-    mj_jac(m, d, jp2, jr2, P->origin, P->body[1]);
+    cusp_dynamics_jac(jp2, jr2, dyn, m, d, P->origin, P->body[1]);
     for (int i = 0; i < 3 * nv; i++) {
       jp[i] -= jp2[i];
       jr[i] -= jr2[i];
@@ -392,9 +397,28 @@ static void cold_start(cuspPatchWork* w, int i) {
   for (int k = 0; k < P->nvert; k++) z[k] = w->p_ref / P->nvert;
 }
 
-int cusp_patch_solve(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, const mjData* d,
-                     const cuspDynamics* dyn, mjtNum h) {
-  int nv = m->nv;
+static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cuspConfig* cfg,
+                       const mjModel* m, const mjData* d, cuspDynamics* dyn, mjtNum h);
+
+int cusp_patch_solve(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, int first, int count,
+                     const cuspConfig* cfg, const mjModel* m, const mjData* d, cuspDynamics* dyn,
+                     mjtNum h) {
+  // the island's patches are viewed as the whole list while it is solved
+  cuspPatch* all = w->patch;
+  int nall = w->npatch;
+  w->patch = all + first;
+  w->npatch = count;
+  int status = solve_range(w, dv, max_pen, cfg, m, d, dyn, h);
+  w->patch = all;
+  w->npatch = nall;
+  return status;
+}
+
+static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cuspConfig* cfg,
+                       const mjModel* m, const mjData* d, cuspDynamics* dyn, mjtNum h) {
+  int nv = dyn->nv;  // rows over the island's dofs
+  mjtNum* vloc = w->dv;  // (nv) the island's free velocity, later its correction
+  cusp_dynamics_gather(vloc, dyn, d->qvel);
   // layout
   int nrows = 0, nz = 0;
   for (int i = 0; i < w->npatch; i++) {
@@ -406,19 +430,16 @@ int cusp_patch_solve(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, 
   if (cusp_patch_work_reserve(w, w->npatch, nrows, nz)) return CUSP_LCP_NUMERICAL;
   w->nrows = nrows;
   w->nz = nz;
-  mju_zero(w->dv, nv);
-  if (!w->npatch) {
-    w->nprev = 0;
-    return 0;
-  }
+  *max_pen = 0;
+  if (!w->npatch) return 0;
 
   // rows, free velocities and gap terms
   for (int i = 0; i < w->npatch; i++) {
     const cuspPatch* P = w->patch + i;
     mjtNum* J = w->J + (size_t)w->row_of[i] * nv;
-    patch_jacobian(w, P, m, d, J);
+    patch_jacobian(w, P, dyn, m, d, J);
     for (int r = 0; r < patch_rows(P); r++) {
-      mjtNum vfree = mju_dot(J + (size_t)r * nv, d->qvel, nv);
+      mjtNum vfree = mju_dot(J + (size_t)r * nv, vloc, nv);
       if (r < P->nvert) {
         vfree = cusp_normal_rhs(vfree, P->gap[r], h, cfg->gap_alpha, cfg->pushout_speed);
       }
@@ -428,7 +449,9 @@ int cusp_patch_solve(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, 
   // Delassus W = Jr Mr^-1 Jr^T and X = Mr^-1 Jr^T (rows)
   int nr = dyn->nr;
   cusp_dynamics_reduce(w->Jr, dyn, w->J, nrows);
-  for (int r = 0; r < nrows; r++) cusp_dynamics_solve(w->X + (size_t)r * nr, dyn, w->Jr + (size_t)r * nr);
+  // X (row-major nrows x nr) is column-major nr x nrows: one solve with nrows right-hand sides
+  memcpy(w->X, w->Jr, (size_t)nrows * nr * sizeof(mjtNum));
+  if (nr > 0) cusp_dpotrs(w->X, dyn->L, nr, nrows, nr, nr);
   mjtNum diag = 0;
   int ndiag = 0;
   for (int a = 0; a < nrows; a++) {
@@ -551,14 +574,16 @@ int cusp_patch_solve(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, 
   mjtNum* du = w->jac;  // (nr) scratch
   mju_zero(du, nr);
   for (int r = 0; r < nrows; r++) mju_addToScl(du, w->X + (size_t)r * nr, w->p[r], nr);
-  cusp_dynamics_expand(w->dv, dyn, du);
-  // keep this step's patches for the next warm start
-  memcpy(w->prev, w->patch, w->npatch * sizeof(cuspPatch));
-  w->nprev = w->npatch;
+  cusp_dynamics_expand(dv, dyn, du);
+  // linearised gaps after the correction: g + h J dv at every vertex (island rows)
+  cusp_dynamics_gather(vloc, dyn, dv);
+  for (int i = 0; i < w->npatch; i++) {
+    const cuspPatch* P = w->patch + i;
+    for (int k = 0; k < P->nvert; k++) {
+      const mjtNum* row = w->J + (size_t)(w->row_of[i] + k) * nv;
+      mjtNum after = P->gap[k] + h * mju_dot(row, vloc, nv);
+      if (-after > *max_pen) *max_pen = -after;
+    }
+  }
   return status;
-}
-
-void cusp_patch_apply(const cuspPatchWork* w, const mjModel* m, mjData* d, mjtNum h) {
-  mju_addTo(d->qvel, w->dv, m->nv);
-  mj_integratePos(m, d->qpos, w->dv, h);
 }

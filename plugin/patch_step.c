@@ -1,5 +1,4 @@
-// The patch part of the cusp step (issue 6): detection, one MCP over patches, rigid point contacts
-// and the step's disk contacts, correction, and publishing (state slots, per-body observables).
+// What the patch contact publishes per registered body: the slot names and the per-body slots.
 #include <ctype.h>
 #include <math.h>
 #include <string.h>
@@ -25,7 +24,7 @@ int cusp_patch_nbody(const mjModel* m, int instance) {
   return n;
 }
 
-static void publish_bodies(mjtNum* slots, const cuspPatchWork* w, const cuspConfig* cfg) {
+void cusp_patch_publish_bodies(mjtNum* slots, const cuspPatchWork* w, const cuspConfig* cfg) {
   for (int i = 0; i < cfg->npatch_body; i++) {
     mjtNum* s = slots + (size_t)i * CUSP_PATCH_NSLOT;
     memset(s, 0, CUSP_PATCH_NSLOT * sizeof(mjtNum));
@@ -50,66 +49,3 @@ static void publish_bodies(mjtNum* slots, const cuspPatchWork* w, const cuspConf
   }
 }
 
-int cusp_patch_step(cuspPatchWork* w, mjtNum* state, const mjModel* m, mjData* d,
-                    const cuspConfig* cfg, cuspDynamics* dyn, cuspContact* disk_contacts,
-                    int ndisk_contact) {
-  mjtNum h = m->opt.timestep;
-  int nv = m->nv;
-  mjtNum* slots = state + CUSP_NSTATE;
-  int nrigid = cusp_patch_detect(w, cfg, m, d);
-  if (nrigid < 0) return -1;
-  if (nrigid == 0) {
-    w->npatch = 0;
-    w->nprev = 0;
-    publish_bodies(slots, w, cfg);
-    return 1;
-  }
-  for (int i = 0; i < ndisk_contact; i++) {
-    if (cusp_patch_add_point(w, disk_contacts + i, i)) return -1;
-  }
-  if (cusp_dynamics_update(dyn, m, d)) {
-    state[CUSP_STATE_STATUS] = CUSP_LCP_NUMERICAL;
-    state[CUSP_STATE_SOLVER_FAILURES] += 1;
-    return -1;
-  }
-  int status = cusp_patch_solve(w, cfg, m, d, dyn, h);
-  state[CUSP_STATE_NCONTACT] = w->npatch;
-  state[CUSP_STATE_NKEPT] = w->npatch;
-  state[CUSP_STATE_ITERATIONS] = w->info.iterations;
-  state[CUSP_STATE_STATUS] = status;
-  if (status != CUSP_LCP_SOLVED) state[CUSP_STATE_SOLVER_FAILURES] += 1;
-  for (int i = 0; i < nv; i++) {
-    if (!isfinite(w->dv[i])) {
-      w->nprev = 0;
-      return -1;
-    }
-  }
-  cusp_patch_apply(w, m, d, h);
-
-  int nstick = 0, nslide = 0, nbreak = 0;
-  mjtNum max_pen = 0;
-  for (int i = 0; i < w->npatch; i++) {
-    const cuspPatch* P = w->patch + i;
-    nstick += P->mode == CUSP_MODE_STICK;
-    nslide += P->mode == CUSP_MODE_SLIDE;
-    nbreak += P->mode == CUSP_MODE_BREAK;
-    for (int k = 0; k < P->nvert; k++) {
-      const mjtNum* row = w->J + (size_t)(w->row_of[i] + k) * nv;
-      mjtNum after = P->gap[k] + h * mju_dot(row, w->dv, nv);
-      if (-after > max_pen) max_pen = -after;
-    }
-    if (P->source >= 0) {
-      cuspContact* c = disk_contacts + P->source;
-      c->impulse_n = P->Ln;
-      c->impulse_t[0] = P->L[0];
-      c->impulse_t[1] = P->L[1];
-      c->mode = P->mode;
-    }
-  }
-  state[CUSP_STATE_NSTICK] = nstick;
-  state[CUSP_STATE_NSLIDE] = nslide;
-  state[CUSP_STATE_NBREAK] = nbreak;
-  state[CUSP_STATE_MAX_PENETRATION] = max_pen;
-  publish_bodies(slots, w, cfg);
-  return status == CUSP_LCP_SOLVED ? 0 : -1;
-}

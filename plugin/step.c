@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "detect.h"
+#include "params.h"
 #include "instance.h"
 
 //---------------------------------- workspace ------------------------------------------------------
@@ -44,6 +45,7 @@ static void free_buffers(cuspStepWork* w) {
   free(w->beta);
   free(w->gamma);
   free(w->keep);
+  free(w->sorted);
   free(w->solver_work);
 }
 
@@ -67,13 +69,13 @@ static int grow(cuspStepWork* w, int capacity, const cuspConfig* cfg) {
   w->beta = (mjtNum*)calloc(c * r + 1, sizeof(mjtNum));
   w->gamma = (mjtNum*)calloc(c, sizeof(mjtNum));
   w->keep = (int*)calloc(c, sizeof(int));
+  w->sorted = (cuspContact*)calloc(c, sizeof(cuspContact));
   cuspConditionOptions opt = condition_options(cfg);
   w->solver_bytes = cusp_contact_worksize(nv, capacity, r, &opt);
   w->solver_work = malloc(w->solver_bytes);
-  w->capacity = capacity;
   int ok = w->contacts && w->prev_pair && w->prev_fn && w->prev_beta && w->prev_gamma &&
            w->Jn_r && w->Jt_r && w->bn && w->bt && w->mu && w->fn && w->beta &&
-           w->gamma && w->keep && w->solver_work;
+           w->gamma && w->keep && w->sorted && w->solver_work;
   if (ok && old.capacity) {
     memcpy(w->contacts, old.contacts, old.capacity * sizeof(cuspContact));
     memcpy(w->prev_pair, old.prev_pair, 3 * old.nprev * sizeof(int));
@@ -81,8 +83,15 @@ static int grow(cuspStepWork* w, int capacity, const cuspConfig* cfg) {
     memcpy(w->prev_beta, old.prev_beta, (size_t)old.nprev * r * sizeof(mjtNum));
     memcpy(w->prev_gamma, old.prev_gamma, old.nprev * sizeof(mjtNum));
   }
+  if (!ok) {
+    // keep the old buffers and capacity: a failed growth leaves a consistent workspace
+    free_buffers(w);
+    *w = old;
+    return -1;
+  }
+  w->capacity = capacity;
   if (old.capacity) free_buffers(&old);
-  return ok ? 0 : -1;
+  return 0;
 }
 
 int cusp_step_init(cuspStepWork* w, const mjModel* m, const cuspConfig* cfg) {
@@ -92,14 +101,22 @@ int cusp_step_init(cuspStepWork* w, const mjModel* m, const cuspConfig* cfg) {
   w->jac = (mjtNum*)calloc(6 * (size_t)m->nv + 1, sizeof(mjtNum));
   w->g = (mjtNum*)calloc(m->nv + 1, sizeof(mjtNum));
   w->dv = (mjtNum*)calloc(m->nv + 1, sizeof(mjtNum));
+  w->dv_drift = (mjtNum*)calloc(m->nv + 1, sizeof(mjtNum));
   w->cone = (mjtNum*)calloc(2 * (size_t)w->r, sizeof(mjtNum));
-  if (!w->jac || !w->g || !w->dv || !w->cone) return -1;
+  w->island_contact = (int*)calloc((size_t)m->ntree + 2, sizeof(int));
+  w->island_patch = (int*)calloc((size_t)m->ntree + 2, sizeof(int));
+  w->island_flag = (int*)calloc((size_t)m->ntree + 2, sizeof(int));
+  w->island_cursor = (int*)calloc((size_t)m->ntree + 2, sizeof(int));
+  if (!w->island_flag || !w->island_cursor ||!w->jac || !w->g || !w->dv || !w->dv_drift || !w->cone || !w->island_contact ||
+      !w->island_patch) {
+    return -1;
+  }
   for (int k = 0; k < w->r; k++) {
     w->cone[2 * k] = cos(2 * mjPI * k / w->r);
     w->cone[2 * k + 1] = sin(2 * mjPI * k / w->r);
   }
-  if (cusp_dynamics_init(&w->dyn, m)) return -1;
-  if (cfg->npatch_body && cusp_patch_work_init(&w->patch, m)) return -1;  // patch contact (issue 6)
+  if (cusp_islands_init(&w->isl, m)) return -1;
+  if (cfg->npatch_body && cusp_patch_work_init(&w->patch, m)) return -1;
   // a first guess: four contacts per disk
   int guess = 4 * (cfg->ndisk > 0 ? cfg->ndisk : 1);
   return grow(w, guess, cfg);
@@ -110,16 +127,38 @@ void cusp_step_free(cuspStepWork* w) {
   free(w->jac);
   free(w->g);
   free(w->dv);
+  free(w->dv_drift);
   free(w->cone);
-  cusp_dynamics_free(&w->dyn);
-  cusp_patch_work_free(&w->patch);  // patch contact (issue 6)
+  free(w->island_contact);
+  free(w->island_patch);
+  free(w->island_flag);
+  free(w->island_cursor);
+  for (int k = 0; k < w->ndyn; k++) cusp_dynamics_free(w->dyn + k);
+  free(w->dyn);
+  cusp_islands_free(&w->isl);
+  cusp_patch_work_free(&w->patch);
   memset(w, 0, sizeof(*w));
 }
 
 void cusp_step_reset(cuspStepWork* w) {
   w->ncontact = 0;
   w->nprev = 0;
-  w->patch.nprev = 0;  // patch contact (issue 6)
+  w->patch.nprev = 0;
+  w->patch.npatch = 0;
+}
+
+// dynamics slot of island k, created on first use (sized by the island; grown by the update)
+static cuspDynamics* island_dynamics(cuspStepWork* w, const mjModel* m, int k, int ndof) {
+  if (k >= w->ndyn) {
+    int n = 2 * k + 2;
+    cuspDynamics* a = (cuspDynamics*)realloc(w->dyn, n * sizeof(cuspDynamics));
+    if (!a) return NULL;
+    w->dyn = a;
+    for (int i = w->ndyn; i < n; i++) memset(w->dyn + i, 0, sizeof(cuspDynamics));
+    w->ndyn = n;
+  }
+  if (!w->dyn[k].dofs && cusp_dynamics_init(w->dyn + k, m, ndof)) return NULL;
+  return w->dyn + k;
 }
 
 int cusp_step_copy_history(cuspStepWork* dst, const cuspStepWork* src, const cuspConfig* cfg) {
@@ -152,24 +191,19 @@ int cusp_step_copy_history(cuspStepWork* dst, const cuspStepWork* src, const cus
 
 //---------------------------------- detection ------------------------------------------------------
 
-static mjtNum pair_friction(const mjModel* m, const cuspConfig* cfg, int g1, int g2) {
-  if (cfg->friction >= 0) return cfg->friction;
-  return mju_max(m->geom_friction[3 * g1], m->geom_friction[3 * g2]);
-}
-
 static int detect(cuspStepWork* w, const mjModel* m, const mjData* d, const cuspConfig* cfg) {
   w->ncontact = 0;
   for (int i = 0; i < cfg->ndisk; i++) {
     int disk = cfg->disk_geoms[i];
     for (int g = 0; g < m->ngeom; g++) {
-      if (!cusp_detect_is_environment(m, disk, g, cfg->environment_geoms, cfg->nenv)) continue;
+      if (!cusp_touches(cfg, m, disk, g)) continue;
       if (w->ncontact + CUSP_MAX_DISK_POINTS > w->capacity &&
           grow(w, 2 * w->capacity, cfg)) {
         return -1;
       }
       cuspContact* c = w->contacts + w->ncontact;
       int found = cusp_detect_disk(c, m, d, disk, g, cfg->margin);
-      for (int k = 0; k < found; k++) c[k].mu = pair_friction(m, cfg, disk, g);
+      for (int k = 0; k < found; k++) c[k].mu = cusp_pair_friction(cfg, m, disk, g);
       w->ncontact += found;
     }
   }
@@ -178,38 +212,42 @@ static int detect(cuspStepWork* w, const mjModel* m, const mjData* d, const cusp
 
 //---------------------------------- assembly -------------------------------------------------------
 
-// relative point Jacobian (3 x nv, row-major) of contact point c: body[0] minus body[1]
-static void relative_jacobian(mjtNum* jrel, mjtNum* scratch, const mjModel* m, const mjData* d,
-                              const cuspContact* c) {
-  int nv = m->nv;
-  mj_jac(m, d, jrel, NULL, c->pos, c->body[0]);
+// relative point Jacobian (3 x nv of the island, row-major) of contact point c: body[0] minus
+// body[1]
+static void relative_jacobian(mjtNum* jrel, mjtNum* scratch, const cuspDynamics* dyn,
+                              const mjModel* m, const mjData* d, const cuspContact* c) {
+  cusp_dynamics_jac(jrel, NULL, dyn, m, d, c->pos, c->body[0]);
   if (c->body[1] > 0) {
-    mj_jac(m, d, scratch, NULL, c->pos, c->body[1]);
-    mju_subFrom(jrel, scratch, 3 * nv);
+    cusp_dynamics_jac(scratch, NULL, dyn, m, d, c->pos, c->body[1]);
+    mju_subFrom(jrel, scratch, 3 * dyn->nv);
   }
 }
 
-// Rows of contact i in reduced coordinates: the relative point Jacobian (3 x nv) is reduced once
-// (3 x nr, J N) and the normal and r friction-direction rows are combinations of its 3 rows; the
-// right-hand sides use the relative velocity of the free motion.
-static void assemble(cuspStepWork* w, const mjModel* m, const mjData* d, const cuspConfig* cfg) {
-  int nv = m->nv, nr = w->dyn.nr, r = w->r;
+// Rows of the island's contacts c[0 .. n) in its reduced coordinates: the relative point Jacobian
+// (3 x nv) is reduced once (3 x nr, J N) and the normal and r friction-direction rows are
+// combinations of its 3 rows; the right-hand sides use the relative velocity of the free motion.
+// Rows go to the start of Jn_r, Jt_r, bn, bt, mu (one island at a time).
+static void assemble(cuspStepWork* w, cuspDynamics* dyn, const cuspContact* cs, int n,
+                     const mjModel* m, const mjData* d, const cuspConfig* cfg) {
+  int nv = dyn->nv, nr = dyn->nr, r = w->r;
   mjtNum h = m->opt.timestep;
   mjtNum* jrel = w->jac;             // (3 x nv)
   mjtNum* scratch = w->jac + 3 * nv; // (3 x nv)
   mjtNum* jred = w->jac + 3 * nv;    // (3 x nr), after scratch is done with
-  for (int i = 0; i < w->ncontact; i++) {
-    const cuspContact* c = w->contacts + i;
-    relative_jacobian(jrel, scratch, m, d, c);
+  mjtNum* vloc = w->g;               // (nv) the island's free velocity; g is free until the solve
+  cusp_dynamics_gather(vloc, dyn, d->qvel);
+  for (int i = 0; i < n; i++) {
+    const cuspContact* c = cs + i;
+    relative_jacobian(jrel, scratch, dyn, m, d, c);
     mjtNum vrel[3];  // m/s, velocity of the registered geom's point relative to the other
-    mju_mulMatVec(vrel, jrel, d->qvel, 3, nv);
-    cusp_dynamics_reduce(jred, &w->dyn, jrel, 3);
+    mju_mulMatVec(vrel, jrel, vloc, 3, nv);
+    cusp_dynamics_reduce(jred, dyn, jrel, 3);
     const mjtNum* t = c->frame;
     const mjtNum* o = c->frame + 3;
-    const mjtNum* n = c->frame + 6;
-    mju_mulMatTVec(w->Jn_r + (size_t)i * nr, jred, n, 3, nr);
+    const mjtNum* nn = c->frame + 6;
+    mju_mulMatTVec(w->Jn_r + (size_t)i * nr, jred, nn, 3, nr);
     // free normal velocity plus gap term (speculative gaps exactly, penetration recovered)
-    w->bn[i] = cusp_normal_rhs(mju_dot3(vrel, n), c->gap, h, cfg->gap_alpha,
+    w->bn[i] = cusp_normal_rhs(mju_dot3(vrel, nn), c->gap, h, cfg->gap_alpha,
                                cfg->pushout_speed);
     w->mu[i] = c->mu;
     for (int k = 0; k < r; k++) {
@@ -222,7 +260,7 @@ static void assemble(cuspStepWork* w, const mjModel* m, const mjData* d, const c
   }
 }
 
-// warm start from the previous step's impulses of the same (disk, geom) pair
+// warm start of every contact from the previous step's impulses of the same (disk, geom, sub)
 static void warm_start(cuspStepWork* w) {
   int r = w->r;
   for (int i = 0; i < w->ncontact; i++) {
@@ -255,22 +293,7 @@ static void remember(cuspStepWork* w) {
   w->nprev = w->ncontact;
 }
 
-//---------------------------------- the step -------------------------------------------------------
-
-// contacts of a step without a correction: zero impulses, mode break, penetration at q*
-static void publish_unloaded(cuspStepWork* w, mjtNum* state) {
-  mjtNum max_pen = 0;
-  for (int i = 0; i < w->ncontact; i++) {
-    cuspContact* c = w->contacts + i;
-    c->impulse_n = c->impulse_t[0] = c->impulse_t[1] = 0;
-    c->mode = CUSP_MODE_BREAK;
-    c->slip = 0;
-    if (-c->gap > max_pen) max_pen = -c->gap;
-  }
-  state[CUSP_STATE_NBREAK] = w->ncontact;
-  state[CUSP_STATE_MAX_PENETRATION] = max_pen;
-  w->nprev = 0;
-}
+//---------------------------------- one island -----------------------------------------------------
 
 static int all_finite(const mjtNum* x, int n) {
   for (int i = 0; i < n; i++) {
@@ -279,106 +302,68 @@ static int all_finite(const mjtNum* x, int n) {
   return 1;
 }
 
-int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const cuspConfig* cfg) {
-  int nv = m->nv, r = w->r;
+// the outcome of one island's solve, summed into the step's published state
+typedef struct IslandResult_ {
+  int status;           // cuspLcpStatus (0 solved)
+  int iterations;
+  int kept;             // contacts kept by the conditioning
+  mjtNum rcond_before, rcond_after;
+  mjtNum max_pen;       // m
+} IslandResult;
+
+// Disk contacts c0 .. c0 + n of one island without patch rows: the conditioned LCP with the
+// configured backend; the correction goes into w->dv at the island's dofs.
+static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* dyn, int c0, int n,
+                              const mjModel* m, const mjData* d, const cuspConfig* cfg) {
+  int r = w->r, nr = dyn->nr;
   mjtNum h = m->opt.timestep;
-  for (int s = CUSP_STATE_NCONTACT; s <= CUSP_STATE_STATUS; s++) state[s] = 0;
-  state[CUSP_STATE_MAX_PENETRATION] = 0;
-  state[CUSP_STATE_STEPS] += 1;
-
-  // 1-2. kinematics at the free configuration q*, detection
-  mj_kinematics(m, d);
-  mj_comPos(m, d);
-  if (detect(w, m, d, cfg)) return -1;
-  int nc = w->ncontact;
-  state[CUSP_STATE_NCONTACT] = nc;
-
-  // ---- patch contact (issue 6) ----
-  // Registered rigid bodies: detect patches and rigid point contacts; if there are any, this step's
-  // problem is one MCP over them and the disk contacts above (as point contacts with a circular
-  // cone), solved by FB Newton, and the LCP path below is skipped.
-  if (cfg->npatch_body) {
-    int rc = cusp_patch_step(&w->patch, state, m, d, cfg, &w->dyn, w->contacts, nc);
-    if (rc != 1) {
-      w->nprev = 0;
-      return rc;
-    }
-  }
-  // ---- end patch contact (issue 6) ----
-  if (nc == 0) {
-    w->nprev = 0;
-    return 0;
-  }
-
-  // 3-5. dynamics and assembly
-  if (cusp_dynamics_update(&w->dyn, m, d)) {
-    state[CUSP_STATE_STATUS] = CUSP_LCP_NUMERICAL;
-    state[CUSP_STATE_SOLVER_FAILURES] += 1;
-    return -1;
-  }
-  if (w->dyn.nr == 0) {
-    // every degree of freedom is held by equality constraints (a tool welded to a mocap body):
-    // no contact impulse can move anything, so the step is MuJoCo's alone; the contacts are
-    // published unloaded, with their penetration
-    publish_unloaded(w, state);
-    return 0;
-  }
-  // equality drift of the free velocity removed first (see cusp_dynamics_project), so that the
-  // contact correction below only dissipates; positions stay at q* (the gaps were measured there)
-  if (!w->dyn.identity) {
-    cusp_dynamics_project(w->dv, &w->dyn, d->qvel);
-    mju_addTo(d->qvel, w->dv, nv);
-  }
-  assemble(w, m, d, cfg);
-
-  // 6. condition and solve
-  warm_start(w);
+  assemble(w, dyn, w->contacts + c0, n, m, d, cfg);
+  mjtNum* fn = w->fn + c0;
+  mjtNum* beta = w->beta + (size_t)c0 * r;
+  mjtNum* gamma = w->gamma + c0;
   cuspContactLcp lcp = {
-      .nv = w->dyn.nr, .m = nc, .r = r, .Meff = w->dyn.L, .meff_is_factor = 1,
+      .nv = nr, .m = n, .r = r, .Meff = dyn->L, .meff_is_factor = 1,
       .Jn = w->Jn_r, .Jt = w->Jt_r, .mu = w->mu, .bn = w->bn, .bt = w->bt};
   cuspConditionOptions opt = condition_options(cfg);
-  cuspLcpStatus status = cusp_contact_solve(w->fn, w->beta, w->gamma, w->keep, &w->info, &lcp,
-                                            &opt, w->solver_work, w->solver_bytes);
-  state[CUSP_STATE_ITERATIONS] = w->info.lcp.iterations;
-  state[CUSP_STATE_STATUS] = status;
-  state[CUSP_STATE_NKEPT] = w->info.kept;
-  state[CUSP_STATE_RCOND_BEFORE] = w->info.rcond_before;
-  state[CUSP_STATE_RCOND_AFTER] = w->info.rcond_after;
-  int usable = all_finite(w->fn, nc) && all_finite(w->beta, nc * r);
-  if (status != CUSP_LCP_SOLVED) state[CUSP_STATE_SOLVER_FAILURES] += 1;
-  if (!usable) {
-    w->nprev = 0;
-    return -1;
+  res->status = cusp_contact_solve(fn, beta, gamma, w->keep + c0, &w->info, &lcp, &opt,
+                                   w->solver_work, w->solver_bytes);
+  res->iterations = w->info.lcp.iterations;
+  res->kept = w->info.kept;
+  res->rcond_before = w->info.rcond_before;
+  res->rcond_after = w->info.rcond_after;
+  res->max_pen = 0;
+  if (!all_finite(fn, n) || !all_finite(beta, n * r)) {
+    // nothing usable: no correction, contacts unloaded, no warm start from this
+    if (res->status == CUSP_LCP_SOLVED) res->status = CUSP_LCP_NUMERICAL;
+    for (int i = 0; i < n; i++) {
+      fn[i] = gamma[i] = 0;
+      mju_zero(beta + (size_t)i * r, r);
+    }
   }
 
-  // 7. correction: dv = N Mr^-1 (Jn_r^T fn + Jt_r^T beta); v = v* + dv, q = q* (+) h dv
-  int nr = w->dyn.nr;
+  // correction: du = Mr^-1 (Jn_r^T fn + Jt_r^T beta), dv = N du at the island's dofs
   mju_zero(w->g, nr);
-  for (int i = 0; i < nc; i++) {
-    if (w->fn[i] != 0) mju_addToScl(w->g, w->Jn_r + (size_t)i * nr, w->fn[i], nr);
+  for (int i = 0; i < n; i++) {
+    if (fn[i] != 0) mju_addToScl(w->g, w->Jn_r + (size_t)i * nr, fn[i], nr);
     for (int k = 0; k < r; k++) {
-      mjtNum b = w->beta[i * r + k];
+      mjtNum b = beta[i * r + k];
       if (b != 0) mju_addToScl(w->g, w->Jt_r + ((size_t)i * r + k) * nr, b, nr);
     }
   }
-  cusp_dynamics_solve(w->g, &w->dyn, w->g);
-  cusp_dynamics_expand(w->dv, &w->dyn, w->g);
-  mju_addTo(d->qvel, w->dv, nv);
-  mj_integratePos(m, d->qpos, w->dv, h);
+  cusp_dynamics_solve(w->g, dyn, w->g);
+  cusp_dynamics_expand(w->dv, dyn, w->g);
 
-  // 8. publish: impulses, modes, post-correction (linearised) penetration
-  int nstick = 0, nslide = 0, nbreak = 0;
-  mjtNum max_pen = 0;
-  for (int i = 0; i < nc; i++) {
-    cuspContact* c = w->contacts + i;
-    c->impulse_n = w->fn[i];
+  // results: impulses, slip after the correction, post-correction (linearised) penetration
+  for (int i = 0; i < n; i++) {
+    cuspContact* c = w->contacts + c0 + i;
+    c->impulse_n = fn[i];
     c->impulse_t[0] = c->impulse_t[1] = 0;
     // slip after the correction: v_k = bt_k + Jt_r,k du along d_k = cos_k t + sin_k o; for r >= 3
     // equally spaced directions sum_k d_k d_k^T = (r/2) I on the tangent plane, so the tangential
     // velocity is (2/r) sum_k v_k d_k
     mjtNum slip[2] = {0, 0};
     for (int k = 0; k < r; k++) {
-      mjtNum b = w->beta[i * r + k];
+      mjtNum b = beta[i * r + k];
       c->impulse_t[0] += b * w->cone[2 * k];
       c->impulse_t[1] += b * w->cone[2 * k + 1];
       mjtNum vk = w->bt[i * r + k] + mju_dot(w->Jt_r + ((size_t)i * r + k) * nr, w->g, nr);
@@ -386,24 +371,259 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
       slip[1] += vk * w->cone[2 * k + 1];
     }
     c->slip = 2.0 / r * mju_sqrt(slip[0] * slip[0] + slip[1] * slip[1]);
-    if (c->impulse_n <= cfg->break_impulse) {
-      c->mode = CUSP_MODE_BREAK;
-      nbreak++;
-    } else if (c->slip > CUSP_SLIP_SPEED) {
-      c->mode = CUSP_MODE_SLIDE;
-      nslide++;
-    } else {
-      // not moving at the contact: sticking, also when the friction is saturated (on the verge)
-      c->mode = CUSP_MODE_STICK;
-      nstick++;
-    }
-    mjtNum gap_after = c->gap + h * mju_dot(w->Jn_r + (size_t)i * nr, w->g, nr);  // dv = N du
-    if (-gap_after > max_pen) max_pen = -gap_after;
+    mjtNum gap_after = c->gap + h * mju_dot(w->Jn_r + (size_t)i * nr, w->g, nr);
+    if (-gap_after > res->max_pen) res->max_pen = -gap_after;
   }
+}
+
+// Patches p0 .. p0 + n of one island (its surface patches and rigid point contacts, then its disk
+// contacts as point patches): the MCP over all its rows.
+static void solve_patch_island(IslandResult* res, cuspStepWork* w, cuspDynamics* dyn, int p0,
+                               int n, const mjModel* m, const mjData* d, const cuspConfig* cfg) {
+  cuspPatchWork* pw = &w->patch;
+  res->status = cusp_patch_solve(pw, w->dv, &res->max_pen, p0, n, cfg, m, d, dyn,
+                                 m->opt.timestep);
+  res->iterations = pw->info.iterations;
+  res->kept = n;
+  res->rcond_before = res->rcond_after = 0;
+  int nonfinite = 0;
+  for (int a = 0; a < dyn->nv; a++) nonfinite |= !isfinite(w->dv[dyn->dofs[a]]);
+  if (nonfinite) {
+    for (int a = 0; a < dyn->nv; a++) w->dv[dyn->dofs[a]] = 0;
+    if (res->status == CUSP_LCP_SOLVED) res->status = CUSP_LCP_NUMERICAL;
+  }
+  // disk contacts solved as point patches get their results
+  for (int i = p0; i < p0 + n; i++) {
+    const cuspPatch* P = pw->patch + i;
+    if (P->source < 0) continue;
+    cuspContact* c = w->contacts + P->source;
+    w->fn[P->source] = P->Ln;  // warm start of the LCP, should the contact leave the island
+    w->gamma[P->source] = 0;
+    mju_zero(w->beta + (size_t)P->source * w->r, w->r);
+    c->impulse_n = P->Ln;
+    c->impulse_t[0] = P->L[0];
+    c->impulse_t[1] = P->L[1];
+    c->slip = P->sigma;
+  }
+}
+
+//---------------------------------- islands --------------------------------------------------------
+
+// Group this step's disk contacts and patches into islands; reorder both so that every island's
+// contacts are contiguous (w->island_contact) and its patches are followed by its disk contacts
+// as point patches when it has any patch row (w->island_patch). Returns the island count or -1.
+static int group(cuspStepWork* w, const mjModel* m, const mjData* d, int npatch) {
+  cuspIslands* isl = &w->isl;
+  cuspPatchWork* pw = &w->patch;
+  cusp_islands_begin(isl, m, d);
+  for (int i = 0; i < w->ncontact; i++) {
+    cusp_islands_join(isl, m, w->contacts[i].body[0], w->contacts[i].body[1]);
+  }
+  for (int i = 0; i < npatch; i++) {
+    cusp_islands_join(isl, m, pw->patch[i].body[0], pw->patch[i].body[1]);
+  }
+  for (int i = 0; i < w->ncontact; i++) {
+    cusp_islands_mark(isl, m, w->contacts[i].body[0], w->contacts[i].body[1]);
+  }
+  for (int i = 0; i < npatch; i++) {
+    cusp_islands_mark(isl, m, pw->patch[i].body[0], pw->patch[i].body[1]);
+  }
+  cusp_islands_finish(isl, m);
+  int ni = isl->nisland;
+
+  // disk contacts by island (counting sort, stable); island -1 (nothing movable) last
+  int* cc = w->island_contact;
+  for (int k = 0; k <= ni + 1; k++) cc[k] = 0;
+  for (int i = 0; i < w->ncontact; i++) {
+    cuspContact* c = w->contacts + i;
+    c->island = cusp_islands_of(isl, m, c->body[0], c->body[1]);
+    cc[(c->island >= 0 ? c->island : ni) + 1]++;
+  }
+  for (int k = 0; k <= ni; k++) cc[k + 1] += cc[k];
+  for (int i = 0; i < w->ncontact; i++) {
+    const cuspContact* c = w->contacts + i;
+    w->sorted[cc[c->island >= 0 ? c->island : ni]++] = *c;
+  }
+  memcpy(w->contacts, w->sorted, w->ncontact * sizeof(cuspContact));
+  for (int k = ni; k > 0; k--) cc[k] = cc[k - 1];  // back to first contact of each island
+  cc[0] = 0;
+
+  // patches by island, each island's disk contacts appended as point patches if it has patches
+  int* pc = w->island_patch;
+  int* has_patch = w->island_flag;
+  int* cursor = w->island_cursor;
+  for (int k = 0; k <= ni + 1; k++) pc[k] = has_patch[k] = 0;
+  for (int i = 0; i < npatch; i++) {
+    cuspPatch* P = pw->patch + i;
+    P->island = cusp_islands_of(isl, m, P->body[0], P->body[1]);
+    if (P->island >= 0) has_patch[P->island] = 1;
+    pc[(P->island >= 0 ? P->island : ni) + 1]++;
+  }
+  for (int k = 0; k < ni; k++) {
+    if (has_patch[k]) pc[k + 1] += cc[k + 1] - cc[k];
+  }
+  for (int k = 0; k <= ni; k++) pc[k + 1] += pc[k];
+  int total = pc[ni + 1];
+  if (cusp_patch_work_reserve(pw, total, pw->cap_rows, pw->cap_z)) return -1;
+  for (int k = 0; k <= ni; k++) cursor[k] = pc[k];
+  for (int i = 0; i < npatch; i++) {
+    const cuspPatch* P = pw->patch + i;
+    pw->sorted[cursor[P->island >= 0 ? P->island : ni]++] = *P;
+  }
+  for (int k = 0; k < ni; k++) {
+    if (!has_patch[k]) continue;
+    for (int i = cc[k]; i < cc[k + 1]; i++) {
+      cuspPatch* P = pw->sorted + cursor[k]++;
+      cusp_patch_point(P, w->contacts + i, i);
+      P->island = k;
+    }
+  }
+  memcpy(pw->patch, pw->sorted, total * sizeof(cuspPatch));
+  pw->npatch = total;
+  return ni;
+}
+
+// island k has patch rows: its slots in w->patch are island_patch[k] .. island_patch[k + 1]
+static int island_has_patches(const cuspStepWork* w, int k) { return w->island_flag[k]; }
+
+//---------------------------------- the step -------------------------------------------------------
+
+// contacts c0 .. c0 + n without a correction: zero impulses, mode break
+static void unload(cuspContact* c, int n) {
+  for (int i = 0; i < n; i++) {
+    c[i].impulse_n = c[i].impulse_t[0] = c[i].impulse_t[1] = 0;
+    c[i].slip = 0;
+  }
+}
+
+// One mode rule for every contact, disk or patch: break when the normal impulse is at most
+// break_impulse, else slide when the contact point moves along the surface after the correction
+// (slip above CUSP_SLIP_SPEED), else stick.
+static int contact_mode(mjtNum impulse_n, mjtNum slip, const cuspConfig* cfg) {
+  if (impulse_n <= cfg->break_impulse) return CUSP_MODE_BREAK;
+  return slip > CUSP_SLIP_SPEED ? CUSP_MODE_SLIDE : CUSP_MODE_STICK;
+}
+
+int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const cuspConfig* cfg) {
+  int nv = m->nv;
+  mjtNum h = m->opt.timestep;
+  for (int s = CUSP_STATE_NCONTACT; s <= CUSP_STATE_STATUS; s++) state[s] = 0;
+  state[CUSP_STATE_MAX_PENETRATION] = 0;
+  state[CUSP_STATE_RCOND_BEFORE] = state[CUSP_STATE_RCOND_AFTER] = 0;
+  state[CUSP_STATE_STEPS] += 1;
+  mjtNum* slots = state + CUSP_NSTATE;
+
+  // 1-2. kinematics at the free configuration q*, detection of disks and patch bodies
+  mj_kinematics(m, d);
+  mj_comPos(m, d);
+  if (detect(w, m, d, cfg)) return -1;
+  int npatch = 0;
+  if (cfg->npatch_body) {
+    npatch = cusp_patch_detect(&w->patch, cfg, m, d);
+    if (npatch < 0) return -1;
+  }
+  int nc = w->ncontact;
+  if (nc + npatch == 0) {
+    w->nprev = 0;
+    w->patch.npatch = w->patch.nprev = 0;
+    if (cfg->npatch_body) cusp_patch_publish_bodies(slots, &w->patch, cfg);
+    return 0;
+  }
+
+  // 3. islands
+  int ni = group(w, m, d, npatch);
+  if (ni < 0) return -1;
+  warm_start(w);
+  mju_zero(w->dv, nv);
+  int failed = 0, worst = CUSP_LCP_SOLVED, iterations = 0, kept = 0;
+  mjtNum max_pen = 0, rcond_before = INFINITY, rcond_after = INFINITY;
+  for (int k = 0; k < ni; k++) {
+    int ndof = w->isl.dofadr[k + 1] - w->isl.dofadr[k];
+    const int* dofs = w->isl.dofs + w->isl.dofadr[k];
+    int c0 = w->island_contact[k], nck = w->island_contact[k + 1] - c0;
+    int p0 = w->island_patch[k], npk = w->island_patch[k + 1] - p0;
+    int patches = island_has_patches(w, k);
+    // 4. dynamics of the island
+    cuspDynamics* dyn = island_dynamics(w, m, k, ndof);
+    int rc = dyn ? cusp_dynamics_update(dyn, m, d, dofs, ndof) : -2;
+    if (rc || dyn->nr == 0) {
+      // rc: Mr not positive definite (a failure); nr == 0: every dof held by equalities (a tool
+      // welded to a mocap body), no impulse can move anything and the step is MuJoCo's alone
+      unload(w->contacts + c0, nck);
+      for (int i = c0; i < c0 + nck; i++) w->fn[i] = w->gamma[i] = 0;
+      if (patches) {
+        for (int i = p0; i < p0 + npk; i++) w->patch.patch[i].Ln = 0;
+      }
+      if (rc) {
+        failed++;
+        worst = CUSP_LCP_NUMERICAL;
+      }
+      continue;
+    }
+    // equality drift of the free velocity removed first (see cusp_dynamics_project), so that the
+    // contact correction below only dissipates; positions stay at q* (the gaps were measured there)
+    if (!dyn->identity) {
+      cusp_dynamics_project(w->dv_drift, dyn, d->qvel);
+      for (int a = 0; a < ndof; a++) d->qvel[dofs[a]] += w->dv_drift[dofs[a]];
+    }
+    // 5-6. assemble and solve the island
+    IslandResult res;
+    if (patches) solve_patch_island(&res, w, dyn, p0, npk, m, d, cfg);
+    else solve_disk_island(&res, w, dyn, c0, nck, m, d, cfg);
+    iterations += res.iterations;
+    kept += res.kept;
+    if (res.max_pen > max_pen) max_pen = res.max_pen;
+    if (!patches) {
+      if (res.rcond_before < rcond_before) rcond_before = res.rcond_before;
+      if (res.rcond_after < rcond_after) rcond_after = res.rcond_after;
+    }
+    if (res.status != CUSP_LCP_SOLVED) {
+      failed++;
+      worst = res.status;
+    }
+  }
+  // contacts on nothing movable (a disk of a static body) stay unloaded
+  unload(w->contacts + w->island_contact[ni], nc - w->island_contact[ni]);
+
+  // 7. correction of every island at once: v = v* + dv, q = q* (+) h dv
+  mju_addTo(d->qvel, w->dv, nv);
+  mj_integratePos(m, d->qpos, w->dv, h);
+
+  // 8. publish: one mode rule, counts, penetration, per-body observables
+  int nstick = 0, nslide = 0, nbreak = 0;
+  for (int i = 0; i < nc; i++) {
+    cuspContact* c = w->contacts + i;
+    c->mode = contact_mode(c->impulse_n, c->slip, cfg);
+    nstick += c->mode == CUSP_MODE_STICK;
+    nslide += c->mode == CUSP_MODE_SLIDE;
+    nbreak += c->mode == CUSP_MODE_BREAK;
+  }
+  for (int i = 0; i < w->patch.npatch; i++) {
+    cuspPatch* P = w->patch.patch + i;
+    if (P->source >= 0) continue;  // a disk contact, counted above
+    P->mode = contact_mode(P->Ln, P->sigma, cfg);
+    nstick += P->mode == CUSP_MODE_STICK;
+    nslide += P->mode == CUSP_MODE_SLIDE;
+    nbreak += P->mode == CUSP_MODE_BREAK;
+  }
+  for (int i = 0; i < w->patch.npatch; i++) {
+    cuspPatch* P = w->patch.patch + i;
+    if (P->source >= 0) P->mode = w->contacts[P->source].mode;
+  }
+  state[CUSP_STATE_NCONTACT] = nc + npatch;
+  state[CUSP_STATE_NKEPT] = kept;
   state[CUSP_STATE_NSTICK] = nstick;
   state[CUSP_STATE_NSLIDE] = nslide;
   state[CUSP_STATE_NBREAK] = nbreak;
+  state[CUSP_STATE_ITERATIONS] = iterations;
+  state[CUSP_STATE_STATUS] = worst;
   state[CUSP_STATE_MAX_PENETRATION] = max_pen;
+  state[CUSP_STATE_SOLVER_FAILURES] += failed;
+  state[CUSP_STATE_RCOND_BEFORE] = isfinite(rcond_before) ? rcond_before : 0;
+  state[CUSP_STATE_RCOND_AFTER] = isfinite(rcond_after) ? rcond_after : 0;
+  if (cfg->npatch_body) cusp_patch_publish_bodies(slots, &w->patch, cfg);
   remember(w);
-  return status == CUSP_LCP_SOLVED ? 0 : -1;
+  memcpy(w->patch.prev, w->patch.patch, w->patch.npatch * sizeof(cuspPatch));
+  w->patch.nprev = w->patch.npatch;
+  return failed ? -1 : 0;
 }

@@ -1,6 +1,8 @@
-// The cusp contact step, run from the plugin's advance() after MuJoCo's free motion:
-// kinematics at q*, detection, dynamics (Meff, equality condensation), assembly of the disk LCP
-// (CUSP 10-13), conditioning and solve, correction of qvel and qpos, publishing.
+// The cusp contact step, run from the plugin's advance() after MuJoCo's free motion (design.md
+// sections 2 and 3.4): kinematics at q*, detection of disk and patch contacts, islands, and per
+// island: dynamics (Meff, equality condensation, drift projection), assembly, solve (a disk-only
+// island: the conditioned LCP (CUSP 10-13) with any backend; an island with patch rows: the MCP
+// over all its rows), correction; then qvel and qpos corrected once and the results published.
 #ifndef CUSP_PLUGIN_STEP_H_
 #define CUSP_PLUGIN_STEP_H_
 
@@ -10,7 +12,8 @@
 #include "config.h"
 #include "contact.h"
 #include "dynamics.h"
-#include "patch.h"  // patch contact (issue 6)
+#include "island.h"
+#include "patch.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,12 +45,20 @@ typedef struct cuspStepWork_ {
   mjtNum* gamma;        // (capacity) m/s
   int* keep;            // (capacity)
   mjtNum* g;            // (nv) generalized impulse, reduced
-  mjtNum* dv;           // (nv) velocity correction
+  mjtNum* dv;           // (nv) velocity correction of every island
+  mjtNum* dv_drift;     // (nv) equality drift removed from the free velocity
+  cuspContact* sorted;  // (capacity) scratch: contacts reordered by island
   void* solver_work;
   size_t solver_bytes;
-  cuspDynamics dyn;
-  cuspConditionInfo info;  // last solve
-  cuspPatchWork patch;     // patch contact (issue 6): patches, rigid point contacts, MCP
+  cuspIslands isl;
+  cuspDynamics* dyn;    // (ndyn) dynamics of island k in slot k (cached basis per slot)
+  int ndyn;
+  int* island_contact;  // (ntree + 2) first disk contact of each island (prefix sums)
+  int* island_patch;    // (ntree + 2) first patch of each island (prefix sums)
+  int* island_flag;     // (ntree + 2) island has patch rows
+  int* island_cursor;   // (ntree + 2) scratch
+  cuspConditionInfo info;  // last LCP solve
+  cuspPatchWork patch;     // patch contact: patches, rigid point contacts, MCP
 } cuspStepWork;
 
 int cusp_step_init(cuspStepWork* w, const mjModel* m, const cuspConfig* cfg);

@@ -1,0 +1,275 @@
+"""One contact pipeline: disks and patches in one problem per island, the same physics whatever else
+a scene registers, across integrators and margins.
+
+Tolerances are stated per test; every expected value is analytic (weights, Coulomb stopping
+distances, rolling accelerations, momentum balance) or the same scene without the addition."""
+import numpy as np
+import pytest
+
+import cusp
+import mujoco
+from cusp import mjcf_gen
+
+from conftest import REPO
+
+G = 9.81
+INTEGRATORS = ["Euler", "implicit", "implicitfast", "RK4"]
+
+
+def _load(xml: str):
+    cusp.load()
+    m = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    return m, d
+
+
+def _state(m, d):
+    adr = m.plugin_stateadr[0]
+    return d.plugin_state[adr:adr + 12]
+
+
+def _id(m, kind, name):
+    return mujoco.mj_name2id(m, kind, name)
+
+
+# ---- the arm's physics does not depend on what else is registered ------------------------------
+
+def _scenario_a(far_box: bool) -> str:
+    xml = (REPO / "mjcf" / "scenario_a_45_3.xml").read_text()
+    xml = xml.replace('timestep="0.0001"', 'timestep="0.001"')
+    xml = xml.replace('integrator="Euler"', 'integrator="implicitfast"')
+    if far_box:
+        xml = xml.replace(
+            "</worldbody>",
+            '<body name="farbox" pos="0.9 0.9 0.05"><freejoint/><geom name="farbox" type="box" '
+            'size="0.05 0.05 0.05" mass="0.5" contype="0" conaffinity="0"/></body></worldbody>')
+        xml = xml.replace('<config key="friction_directions" value="8" />',
+                          '<config key="friction_directions" value="8" />'
+                          '<config key="bodies" value="farbox"/>')
+    return xml
+
+
+def test_a_far_registered_box_leaves_the_arm_bitwise_unchanged():
+    """scenario_a_45_3, implicitfast, h = 1e-3, 3 s, with and without a registered box 1.2 m away
+    resting on the floor: the arm's trajectory is bitwise the same (the box is its own island)."""
+    runs = []
+    for far in (False, True):
+        m, d = _load(_scenario_a(far))
+        traj = np.empty((3000, m.nq))
+        for i in range(3000):
+            mujoco.mj_step(m, d)
+            traj[i] = d.qpos
+        runs.append((m, d, traj))
+    (m0, d0, a), (m1, d1, b) = runs
+    assert _state(m0, d0)[8] == 0 and _state(m1, d1)[8] == 0  # no failed solve
+    assert np.array_equal(a, b[:, :m0.nq])
+    box_z = b[-1, m0.nq + 2]
+    assert abs(box_z - 0.05) < 1e-6  # and the box rests on its own patch
+
+
+# ---- a soft arm pushes a registered box ---------------------------------------------------------
+
+def _arm_and_box(integrator: str) -> str:
+    # a two-section arm with a free base slides along +x (frictionless everywhere: friction = 0)
+    # into a registered 0.3 kg box 5 mm beyond its tip
+    return mjcf_gen.expand_string(f"""<mujoco model="push">
+  <option timestep="0.001" integrator="{integrator}"><flag energy="enable"/></option>
+  <cusp instance="cusp"><config key="bodies" value="box"/><config key="friction" value="0"/></cusp>
+  <worldbody>
+    <geom name="floor" type="plane" size="2 2 0.1"/>
+    <pcc name="arm" pos="0 0 0.036" zaxis="1 0 0" disks="3" base="free">
+      <section length="0.15" mass="0.5"/>
+      <section length="0.15" mass="0.3"/>
+    </pcc>
+    <body name="box" pos="0.375 0 0.04"><freejoint/>
+      <geom name="box" type="box" size="0.04 0.04 0.04" mass="0.3" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+</mujoco>""")
+
+
+@pytest.mark.parametrize("integrator", ["implicitfast", "implicit"])
+def test_a_soft_arm_pushes_a_registered_box(integrator):
+    """Disks touch the registered box (no `environment` entry needed): the box's horizontal momentum
+    changes by exactly the disk-box impulses of each step (1e-9 N s), the box moves, and no step
+    gains energy (1e-6 J; no actuation, frictionless: the impact can only dissipate)."""
+    m, d = _load(_arm_and_box(integrator))
+    box = _id(m, mujoco.mjtObj.mjOBJ_BODY, "box")
+    dof = m.jnt_dofadr[m.body_jntadr[box]]
+    mass = m.body_mass[box]
+    arm_dofs = [j for j in range(m.nv) if j < dof]
+    d.qvel[0] = 0.3  # the arm's free base: 0.3 m/s along +x
+    mujoco.mj_forward(m, d)
+    worst_gain, touched, worst_momentum = 0.0, 0, 0.0
+    for _ in range(400):
+        e0 = d.energy.sum()
+        v0 = d.qvel[dof:dof + 2].copy()
+        mujoco.mj_step(m, d)
+        c = cusp.contacts(m, d)
+        sel = (c.body[:, 1] == box) & (c.kind == cusp.KIND_DISK)
+        # impulse on the disk: Lt t + Lo o + Ln n (frame rows t, o, n; impulse (Ln, Lt, Lo));
+        # the box gets its opposite
+        tod = c.impulse[sel][:, [1, 2, 0]]
+        on_disk = np.einsum("nij,ni->j", c.frame[sel], tod)
+        if c.impulse[sel, 0].sum() > 0:
+            touched += 1
+        dp = mass * (d.qvel[dof:dof + 2] - v0)
+        worst_momentum = max(worst_momentum, np.abs(dp + on_disk[:2]).max())
+        mujoco.mj_forward(m, d)
+        worst_gain = max(worst_gain, d.energy.sum() - e0)
+    assert touched > 0
+    assert worst_momentum <= 1e-9
+    assert d.qpos[m.jnt_qposadr[m.body_jntadr[box]]] > 0.375 + 0.005  # pushed along
+    assert worst_gain <= 1e-6
+    assert _state(m, d)[8] == 0
+    assert len(arm_dofs) > 6
+
+
+# ---- resting arms carry their weight in every step ---------------------------------------------
+
+def _resting_arm(integrator: str, base: str, box: bool) -> str:
+    obj = ('<body name="box" pos="0.15 0 0.0905"><freejoint/><geom name="box" type="box" '
+           'size="0.03 0.03 0.02" mass="0.2" contype="0" conaffinity="0"/></body>') if box else ""
+    bodies = '<config key="bodies" value="box"/>' if box else ""
+    return mjcf_gen.expand_string(f"""<mujoco model="rest">
+  <option timestep="0.001" integrator="{integrator}"><flag energy="enable"/></option>
+  <cusp instance="cusp"><config key="environment" value="floor"/>{bodies}</cusp>
+  <worldbody>
+    <geom name="floor" type="plane" size="1 1 0.1"/>
+    <pcc name="arm" pos="0 0 0.036" zaxis="1 0 0" disks="3" base="{base}">
+      <section length="0.15" mass="0.5"/>
+      <section length="0.15" mass="0.3"/>
+    </pcc>{obj}
+  </worldbody>
+</mujoco>""")
+
+
+@pytest.mark.parametrize("box", [False, True], ids=["alone", "box_on_arm"])
+@pytest.mark.parametrize("base", ["free", "fixed"])
+@pytest.mark.parametrize("integrator", ["implicitfast", "implicit"])
+def test_a_resting_arm_carries_its_weight_every_step(integrator, base, box):
+    """A PCC arm lying on the floor, h = 1e-3, no actuation, 3 s; over the last second (settled):
+    free base: the floor's normal impulses sum to m g h in every step (1%); fixed base: the floor
+    carries a constant part (every step within 1% of the mean, and a real load); a registered box
+    on the arm is carried by the disks (its impulses m_box g h within 1% every step); the largest
+    one-step energy gain <= 1e-6 J; no failed solve."""
+    m, d = _load(_resting_arm(integrator, base, box))
+    floor = _id(m, mujoco.mjtObj.mjOBJ_GEOM, "floor")
+    box_id = _id(m, mujoco.mjtObj.mjOBJ_BODY, "box") if box else -2
+    h = m.opt.timestep
+    weight = m.body_subtreemass[0] * G * h
+    floor_load, box_load, worst = [], [], 0.0
+    for i in range(3000):
+        e0 = d.energy.sum()
+        mujoco.mj_step(m, d)
+        if i >= 2000:
+            c = cusp.contacts(m, d)
+            floor_load.append(c.impulse[c.geom[:, 1] == floor, 0].sum())
+            box_load.append(c.impulse[c.body[:, 1] == box_id, 0].sum())
+            mujoco.mj_forward(m, d)
+            worst = max(worst, d.energy.sum() - e0)
+    floor_load, box_load = np.array(floor_load), np.array(box_load)
+    if base == "free":
+        assert np.all(np.abs(floor_load / weight - 1) <= 0.01)
+    else:
+        assert floor_load.mean() > 0.1 * weight
+        assert np.all(np.abs(floor_load / floor_load.mean() - 1) <= 0.01)
+    if box:
+        assert np.all(np.abs(box_load / (0.2 * G * h) - 1) <= 0.01)
+    assert worst <= 1e-6
+    assert _state(m, d)[8] == 0
+
+
+# ---- rolling and sliding: the patch rows sit where the body touches ----------------------------
+
+def _incline_cylinder(integrator: str, margin: float, angle_deg: float = 10.0) -> str:
+    a = np.radians(angle_deg)
+    r = 0.05
+    return f"""<mujoco><option timestep="1e-3" integrator="{integrator}"/>
+<extension><plugin plugin="cusp.contact"><instance name="cusp">
+  <config key="bodies" value="cyl"/><config key="margin" value="{margin}"/></instance></plugin>
+</extension>
+<worldbody><geom name="ramp" type="plane" size="5 5 .1" friction="0.8" euler="0 {angle_deg} 0"/>
+<body name="cyl" pos="{-r * np.sin(a)} 0 {r * np.cos(a)}" euler="90 0 0"><freejoint/>
+  <geom type="cylinder" size="{r} 0.03" mass="1" friction="0.8" contype="0" conaffinity="0"/>
+</body></worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+@pytest.mark.parametrize("margin", [0.0005, 0.002, 0.01])
+def test_a_cylinder_rolls_down_an_incline_at_two_thirds_g_sin(integrator, margin):
+    """A solid cylinder on its side rolls without slipping (mu = 0.8 > tan(10 deg) / 3): its
+    acceleration along the incline is (2/3) g sin(a), within 1%, whatever the margin (rim samples
+    up to `margin` above the incline must not read as slip)."""
+    m, d = _load(_incline_cylinder(integrator, margin))
+    ts, xs = [], []
+    for i in range(500):
+        mujoco.mj_step(m, d)
+        if i >= 100:
+            ts.append(d.time)
+            xs.append(d.qpos[0])
+    a = np.radians(10)
+    acc_x = 2 * np.polyfit(ts, xs, 2)[0]
+    expected = 2 / 3 * G * np.sin(a) * np.cos(a)  # world x component
+    assert abs(acc_x / expected - 1) <= 0.01
+    assert _state(m, d)[8] == 0
+
+
+def _thin(shape: str, integrator: str) -> str:
+    geom = ('<geom type="cylinder" size="0.02 0.001" mass="0.01"' if shape == "coin" else
+            '<geom type="box" size="0.03 0.02 0.001" mass="0.01"')
+    return f"""<mujoco><option timestep="1e-3" integrator="{integrator}"/>
+<extension><plugin plugin="cusp.contact"><instance name="cusp">
+  <config key="bodies" value="c"/></instance></plugin></extension>
+<worldbody><geom name="floor" type="plane" size="5 5 .1" friction="0.4"/>
+<body name="c" pos="0 0 0.001"><freejoint/>
+  {geom} friction="0.4" contype="0" conaffinity="0"/></body></worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+@pytest.mark.parametrize("shape", ["coin", "plate"])
+def test_a_body_thinner_than_the_margin_slides_to_the_coulomb_distance(shape, integrator):
+    """A 2 mm coin or plate (default margin 5 mm: both rims within it) launched at 1 m/s stops after
+    v0^2 / (2 mu g) within 2%, never penetrates more than 1e-6 m, never fails a solve, and then
+    rests (2 s: no rocking picked up from the upper rim)."""
+    m, d = _load(_thin(shape, integrator))
+    d.qvel[0] = 1.0
+    pen = 0.0
+    for i in range(2000):
+        mujoco.mj_step(m, d)
+        pen = max(pen, _state(m, d)[7])
+    assert abs(d.qpos[0] / (1.0 / (2 * 0.4 * G)) - 1) <= 0.02
+    assert pen <= 1e-6
+    assert _state(m, d)[8] == 0
+    assert np.abs(d.qvel[3:6]).max() < 1e-6  # no rocking or spin at rest
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS[:3])
+def test_a_disk_rests_on_a_registered_box(integrator):
+    """A 1 kg puck (disk) on a registered 2 kg crate (patch body) on the floor: one island with disk
+    and patch rows, one MCP. Both rest where the geometry puts them (1e-6 m), no failed solve, no
+    step gains more than 1e-9 J, and the floor carries both weights (1e-6 relative)."""
+    m, d = _load(f"""<mujoco><option timestep="1e-3" integrator="{integrator}">
+<flag energy="enable"/></option>
+<extension><plugin plugin="cusp.contact"><instance name="cusp"><config key="disks" value="puck"/>
+<config key="bodies" value="crate"/></instance></plugin></extension>
+<worldbody><geom name="floor" type="plane" size="5 5 .1"/>
+<body name="crate" pos="0 0 0.05"><freejoint/><geom name="box" type="box" size="0.1 0.1 0.05"
+  mass="2" contype="0" conaffinity="0"/></body>
+<body name="p" pos="0.01 0.02 0.111"><freejoint/><geom name="puck" type="cylinder"
+  size="0.05 0.01" mass="1" contype="0" conaffinity="0"/></body>
+</worldbody></mujoco>""")
+    floor = _id(m, mujoco.mjtObj.mjOBJ_GEOM, "floor")
+    worst = 0.0
+    for _ in range(1500):
+        e0 = d.energy.sum()
+        mujoco.mj_step(m, d)
+        mujoco.mj_forward(m, d)
+        worst = max(worst, d.energy.sum() - e0)
+    c = cusp.contacts(m, d)
+    assert abs(d.qpos[2] - 0.05) < 1e-6 and abs(d.qpos[9] - 0.11) < 1e-6
+    assert _state(m, d)[8] == 0
+    assert worst <= 1e-9
+    on_floor = c.impulse[c.geom[:, 1] == floor, 0].sum()
+    assert abs(on_floor / (3 * G * m.opt.timestep) - 1) < 1e-6
