@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "detect.h"  // cusp_touches: what registered geoms touch
+
 #define CUSP_SOLVER_CHOICES "chain|fbnewton|lemke|pgs"
 
 const cuspConfigKey cusp_config_keys[] = {
@@ -383,62 +385,66 @@ static const char* unsupported_environment(int type) {
   return NULL;
 }
 
-// The geoms in `environment`, or, with it empty, the geoms the registered disks and bodies would
-// touch (disks: every geom MuJoCo collides not on the disk's body; patch bodies: every geom not
-// registered): none may be of a type detection does not support; a listed geom may not be a disk,
-// on a disk's own body, or a geom of a registered body (registered bodies touch each other
-// without being listed; a listed geom of a body would be an obstacle to itself).
+// the first registered geom (a disk, or a geom of a registered body) that the pipeline's touch
+// rule (cusp_touches) lets touch geom g; -1 if none
+static int first_toucher(const cuspConfig* cfg, const mjModel* m, int g) {
+  for (int k = 0; k < cfg->ndisk; k++) {
+    if (cusp_touches(cfg, m, cfg->disk_geoms[k], g)) return cfg->disk_geoms[k];
+  }
+  for (int k = 0; k < cfg->npatch_body; k++) {
+    int b = cfg->patch_bodies[k];
+    for (int s = m->body_geomadr[b]; s < m->body_geomadr[b] + m->body_geomnum[b]; s++) {
+      if (cusp_touches(cfg, m, s, g)) return s;
+    }
+  }
+  return -1;
+}
+
+// What the registered disks and bodies touch (by the pipeline's own rule, cusp_touches: the
+// `environment` geoms, or with it empty every geom MuJoCo collides, plus the registered bodies;
+// never the own body) may not be of a type detection has no routine for; and an `environment`
+// entry must do something: not a disk (disks are never obstacles), not a geom of a registered
+// body (those are obstacles to every other registered geom without being listed, never to their
+// own body), not a geom that only its own body's registered geoms could touch.
 static int check_environment(const cuspConfig* cfg, const mjModel* m, const char* value, char* err,
                              int err_sz) {
   if (!cfg->ndisk && !cfg->npatch_body) return 0;
   char why[640];
-  if (cfg->nenv) {
-    for (int i = 0; i < cfg->nenv; i++) {
-      int g = cfg->environment_geoms[i], b = m->geom_bodyid[g];
-      const char* type = unsupported_environment(m->geom_type[g]);
-      if (type) {
-        snprintf(why, sizeof(why),
-                 "geom '%s' is %s, which cusp does not support as environment of disks or patch "
-                 "bodies (nothing would hold them up)", geom_name(m, g), type);
-        return fail(err, err_sz, "environment", value, why);
-      }
-      if (cusp_config_disk_index(cfg, g) >= 0) {
-        snprintf(why, sizeof(why), "geom '%s' is a registered disk", geom_name(m, g));
-        return fail(err, err_sz, "environment", value, why);
-      }
-      for (int k = 0; k < cfg->ndisk; k++) {
-        int disk = cfg->disk_geoms[k];
-        if (m->geom_bodyid[disk] == b) {
-          snprintf(why, sizeof(why),
-                   "geom '%s' is on body '%s' of registered disk '%s': the disk would touch its own "
-                   "body", geom_name(m, g), body_name(m, b), geom_name(m, disk));
-          return fail(err, err_sz, "environment", value, why);
-        }
-      }
-      if (cusp_config_patch_body_index(cfg, b) >= 0) {
-        snprintf(why, sizeof(why),
-                 "geom '%s' belongs to registered body '%s' (registered bodies touch each other "
-                 "without being listed; it would be an obstacle to its own body)",
-                 geom_name(m, g), body_name(m, b));
-        return fail(err, err_sz, "environment", value, why);
-      }
-    }
-    return 0;
-  }
   for (int g = 0; g < m->ngeom; g++) {
     const char* type = unsupported_environment(m->geom_type[g]);
-    if (!type) continue;
-    int touched = cfg->npatch_body && cusp_config_patch_body_index(cfg, m->geom_bodyid[g]) < 0;
-    for (int k = 0; k < cfg->ndisk && !touched; k++) {
-      int disk = cfg->disk_geoms[k];
-      touched = m->geom_bodyid[g] != m->geom_bodyid[disk] &&
-                (m->geom_contype[g] || m->geom_conaffinity[g]);
+    int s = type ? first_toucher(cfg, m, g) : -1;
+    if (s < 0) continue;
+    snprintf(why, sizeof(why),
+             "%sgeom '%s' is %s, which registered geom '%s' would touch but cusp does not support "
+             "as environment (nothing would hold it up)%s", cfg->nenv ? "" : "empty, so ",
+             geom_name(m, g), type, geom_name(m, s),
+             cfg->nenv ? "" : "; list the environment geoms without it");
+    return fail(err, err_sz, "environment", value, why);
+  }
+  for (int i = 0; i < cfg->nenv; i++) {
+    int g = cfg->environment_geoms[i], b = m->geom_bodyid[g];
+    if (cusp_config_disk_index(cfg, g) >= 0) {
+      snprintf(why, sizeof(why), "geom '%s' is a registered disk (disks are never obstacles)",
+               geom_name(m, g));
+      return fail(err, err_sz, "environment", value, why);
     }
-    if (touched) {
+    if (cusp_config_patch_body_index(cfg, b) >= 0) {
       snprintf(why, sizeof(why),
-               "empty, so the registered disks and bodies would touch geom '%s', which is %s: cusp "
-               "does not support that as environment (nothing would hold them up); list the "
-               "environment geoms without it", geom_name(m, g), type);
+               "geom '%s' belongs to registered body '%s' (registered bodies are obstacles to "
+               "every other registered disk and body without being listed, never to themselves)",
+               geom_name(m, g), body_name(m, b));
+      return fail(err, err_sz, "environment", value, why);
+    }
+    if (first_toucher(cfg, m, g) < 0) {
+      int disk = -1;
+      for (int k = 0; k < cfg->ndisk && disk < 0; k++) {
+        if (m->geom_bodyid[cfg->disk_geoms[k]] == b) disk = cfg->disk_geoms[k];
+      }
+      snprintf(why, sizeof(why),
+               "geom '%s' is on body '%s'%s%s%s, and no other registered disk or body touches it: "
+               "nothing touches its own body, so the entry does nothing", geom_name(m, g),
+               body_name(m, b), disk >= 0 ? " of registered disk '" : "",
+               disk >= 0 ? geom_name(m, disk) : "", disk >= 0 ? "'" : "");
       return fail(err, err_sz, "environment", value, why);
     }
   }

@@ -1,7 +1,7 @@
 // What cusp cannot do right is refused at load with one line naming the key, the value and the
 // reason (issue 13): a heightfield as environment of disks or patch bodies (listed, or reached
-// through an empty `environment`), an environment geom that is a disk, on a disk's own body or a
-// geom of a registered body, a `limit_surface` entry for a body not in `bodies`, listed twice or
+// through an empty `environment`), an environment entry that does nothing (a disk, a geom of a
+// registered body, a geom only its own body's disk could touch), a `limit_surface` entry for a body not in `bodies`, listed twice or
 // out of range (-1e300), and values of any length (no silent cut at 1023 characters).
 #include <string>
 
@@ -100,15 +100,20 @@ TEST_F(ConfigRefusal, SupportedScenesLoad) {
   for (const std::string& config :
        {std::string(kDisk) + R"(<config key="environment" value="floor wall"/>)",
         std::string(kBody) + R"(<config key="environment" value="floor wall loose_geom"/>)",
-        std::string(kDisk) + kBody + R"(<config key="environment" value="floor"/>)"}) {
+        std::string(kDisk) + kBody + R"(<config key="environment" value="floor"/>)",
+        // the carrier's rod: not for its own disk, but an obstacle the registered block touches
+        std::string(kDisk) + kBody + R"(<config key="environment" value="floor rod"/>)"}) {
     mjModel* m = Compile(Scene(config));
     EXPECT_NE(m, nullptr) << config << ": " << error_ << g_warnings;
     if (m) mj_deleteModel(m);
   }
-  // an empty environment is fine when the heightfield is nothing cusp would touch
-  mjModel* m = Compile(Scene(kDisk, R"(contype="0" conaffinity="0")"));
-  EXPECT_NE(m, nullptr) << error_ << g_warnings;
-  if (m) mj_deleteModel(m);
+  // an empty environment is fine when the heightfield is nothing cusp would touch (a visual geom
+  // is never an obstacle)
+  for (const char* config : {kDisk, kBody}) {
+    mjModel* m = Compile(Scene(config, R"(contype="0" conaffinity="0")"));
+    EXPECT_NE(m, nullptr) << config << ": " << error_ << g_warnings;
+    if (m) mj_deleteModel(m);
+  }
 }
 
 TEST_F(ConfigRefusal, HeightfieldListedAsEnvironment) {
