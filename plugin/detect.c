@@ -338,19 +338,6 @@ static int disk_convex(cuspContact* c, const mjModel* m, const mjData* d, int di
 
 //---------------------------------- dispatch -------------------------------------------------------
 
-int cusp_touches(const cuspConfig* cfg, const mjModel* m, int self, int other) {
-  if (m->geom_bodyid[other] == m->geom_bodyid[self]) return 0;
-  if (cusp_config_disk_index(cfg, other) >= 0) return 0;
-  if (cusp_config_patch_body_index(cfg, m->geom_bodyid[other]) >= 0) return 1;
-  if (cfg->nenv > 0) {
-    for (int i = 0; i < cfg->nenv; i++) {
-      if (cfg->environment_geoms[i] == other) return 1;
-    }
-    return 0;
-  }
-  return m->geom_contype[other] || m->geom_conaffinity[other];
-}
-
 int cusp_detect_disk(cuspContact* c, const mjModel* m, const mjData* d, int disk, int other,
                      mjtNum margin) {
   int type = m->geom_type[other];

@@ -7,7 +7,6 @@
 
 #include <mujoco/mujoco.h>
 
-#include "config.h"
 #include "contact.h"
 
 #ifdef __cplusplus
@@ -20,13 +19,6 @@ extern "C" {
 // bodies, sub, gap, pos, frame; not mu) whose signed distance is <= margin; returns their count.
 int cusp_detect_disk(cuspContact* c, const mjModel* m, const mjData* d, int disk, int other,
                      mjtNum margin);
-
-// The one touch rule for registered geoms (a disk, or a geom of a patch body): whether `self` may
-// touch geom `other`. Never a geom of its own body, never a registered disk (disk-disk contact is
-// not modelled); always a geom of a registered patch body (contype 0 as registered, yet solid);
-// otherwise the configured environment list, or, when it is empty, every geom MuJoCo could
-// collide (contype or conaffinity nonzero): a purely visual geom is never an obstacle.
-int cusp_touches(const cuspConfig* cfg, const mjModel* m, int self, int other);
 
 // Right-handed frame with the given unit normal as its third row: rows t, o, n (deterministic).
 void cusp_contact_frame(mjtNum frame[9], const mjtNum normal[3]);

@@ -32,7 +32,9 @@
 
 #include "config.h"
 #include "contact.h"
+#include "broadphase.h"
 #include "dynamics.h"
+#include "params.h"
 #include "solver/mcp.h"
 
 #ifdef __cplusplus
@@ -116,10 +118,11 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz);
 // ---- detection (patch_detect.c) ----
 
 // Detect this step's patches and rigid point contacts of the registered bodies of cfg at the
-// kinematics currently in d (q*): every geom of a registered body against the environment (planes
-// and box faces give patches; other geoms give point contacts) and against the geoms of other
-// registered bodies. Fills w->patch, w->npatch; returns npatch, or -1 if out of memory.
-int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, mjData* d);
+// kinematics currently in d (q*), for the broad phase's body candidates: a registered body against
+// an environment geom (planes and box faces give patches; other geoms give point contacts) or
+// against another registered body. Fills w->patch, w->npatch; returns npatch, or -1 if out of memory.
+int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const cuspParams* params,
+                      const cuspBroadphase* bp, const mjModel* m, mjData* d);
 
 // Append a point contact (one vertex, no torsion) made from a cuspContact of another detector.
 int cusp_patch_add_point(cuspPatchWork* w, const cuspContact* c, int source);

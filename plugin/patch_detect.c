@@ -775,19 +775,18 @@ static int body_vs_body(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* 
   return 0;
 }
 
-int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, mjData* d) {
+int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const cuspParams* params,
+                      const cuspBroadphase* bp, const mjModel* m, mjData* d) {
+  (void)params;
   w->npatch = 0;
-  for (int i = 0; i < cfg->npatch_body; i++) {
-    int b = cfg->patch_bodies[i];
-    for (int g = 0; g < m->ngeom && m->body_geomnum[b] > 0; g++) {
-      // geoms of registered bodies meet in body_vs_body below; disks find the bodies themselves
-      if (cusp_config_patch_body_index(cfg, m->geom_bodyid[g]) >= 0) continue;
-      if (!cusp_touches(cfg, m, m->body_geomadr[b], g)) continue;
-      if (body_vs_env(w, cfg, m, d, b, g)) return -1;
-    }
-    for (int j = i + 1; j < cfg->npatch_body; j++) {
-      if (body_vs_body(w, cfg, m, d, b, cfg->patch_bodies[j])) return -1;
-    }
+  for (int i = 0; i < bp->ncand; i++) {
+    const cuspCandidate* c = bp->cand + i;
+    if (c->kind != CUSP_BP_BODY) continue;
+    int b = cfg->patch_bodies[c->index];
+    int rc = c->other_kind == CUSP_BP_GEOM
+                 ? body_vs_env(w, cfg, m, d, b, c->other)
+                 : body_vs_body(w, cfg, m, d, b, cfg->patch_bodies[c->other]);
+    if (rc) return -1;
   }
   return w->npatch;
 }

@@ -116,6 +116,8 @@ int cusp_step_init(cuspStepWork* w, const mjModel* m, const cuspConfig* cfg) {
     w->cone[2 * k + 1] = sin(2 * mjPI * k / w->r);
   }
   if (cusp_islands_init(&w->isl, m)) return -1;
+  if (cusp_params_init(&w->params, cfg, m)) return -1;
+  if (cusp_broadphase_init(&w->bp, m, &w->params)) return -1;
   if (cfg->npatch_body && cusp_patch_work_init(&w->patch, m)) return -1;
   // a first guess: four contacts per disk
   int guess = 4 * (cfg->ndisk > 0 ? cfg->ndisk : 1);
@@ -136,6 +138,8 @@ void cusp_step_free(cuspStepWork* w) {
   for (int k = 0; k < w->ndyn; k++) cusp_dynamics_free(w->dyn + k);
   free(w->dyn);
   cusp_islands_free(&w->isl);
+  cusp_params_free(&w->params);
+  cusp_broadphase_free(&w->bp);
   cusp_patch_work_free(&w->patch);
   memset(w, 0, sizeof(*w));
 }
@@ -191,21 +195,18 @@ int cusp_step_copy_history(cuspStepWork* dst, const cuspStepWork* src, const cus
 
 //---------------------------------- detection ------------------------------------------------------
 
+// disk contacts of the broad phase's disk candidates (the candidate list is sorted, disks first)
 static int detect(cuspStepWork* w, const mjModel* m, const mjData* d, const cuspConfig* cfg) {
   w->ncontact = 0;
-  for (int i = 0; i < cfg->ndisk; i++) {
-    int disk = cfg->disk_geoms[i];
-    for (int g = 0; g < m->ngeom; g++) {
-      if (!cusp_touches(cfg, m, disk, g)) continue;
-      if (w->ncontact + CUSP_MAX_DISK_POINTS > w->capacity &&
-          grow(w, 2 * w->capacity, cfg)) {
-        return -1;
-      }
-      cuspContact* c = w->contacts + w->ncontact;
-      int found = cusp_detect_disk(c, m, d, disk, g, cfg->margin);
-      for (int k = 0; k < found; k++) c[k].mu = cusp_pair_friction(cfg, m, disk, g);
-      w->ncontact += found;
+  for (int i = 0; i < w->bp.ncand && w->bp.cand[i].kind == CUSP_BP_DISK; i++) {
+    int disk = cfg->disk_geoms[w->bp.cand[i].index], g = w->bp.cand[i].other;
+    if (w->ncontact + CUSP_MAX_DISK_POINTS > w->capacity && grow(w, 2 * w->capacity, cfg)) {
+      return -1;
     }
+    cuspContact* c = w->contacts + w->ncontact;
+    int found = cusp_detect_disk(c, m, d, disk, g, cfg->margin);
+    for (int k = 0; k < found; k++) c[k].mu = cusp_pair_friction(cfg, m, disk, g);
+    w->ncontact += found;
   }
   return 0;
 }
@@ -516,10 +517,10 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
   // 1-2. kinematics at the free configuration q*, detection of disks and patch bodies
   mj_kinematics(m, d);
   mj_comPos(m, d);
-  if (detect(w, m, d, cfg)) return -1;
+  if (cusp_broadphase(&w->bp, cfg, &w->params, m, d) < 0 || detect(w, m, d, cfg)) return -1;
   int npatch = 0;
   if (cfg->npatch_body) {
-    npatch = cusp_patch_detect(&w->patch, cfg, m, d);
+    npatch = cusp_patch_detect(&w->patch, cfg, &w->params, &w->bp, m, d);
     if (npatch < 0) return -1;
   }
   int nc = w->ncontact;

@@ -12,7 +12,9 @@
 #include "config.h"
 #include "contact.h"
 #include "dynamics.h"
+#include "broadphase.h"
 #include "island.h"
+#include "params.h"
 #include "patch.h"
 
 #ifdef __cplusplus
@@ -51,6 +53,8 @@ typedef struct cuspStepWork_ {
   void* solver_work;
   size_t solver_bytes;
   cuspIslands isl;
+  cuspParams params;    // contact parameter tables resolved at init
+  cuspBroadphase bp;    // this step's candidate pairs
   cuspDynamics* dyn;    // (ndyn) dynamics of island k in slot k (cached basis per slot)
   int ndyn;
   int* island_contact;  // (ntree + 2) first disk contact of each island (prefix sums)

@@ -273,3 +273,32 @@ def test_a_disk_rests_on_a_registered_box(integrator):
     assert worst <= 1e-9
     on_floor = c.impulse[c.geom[:, 1] == floor, 0].sum()
     assert abs(on_floor / (3 * G * m.opt.timestep) - 1) < 1e-6
+
+
+def test_a_tiny_body_elsewhere_does_not_disturb_a_heavy_carrier():
+    """A 200 kg carrier on three contact disks, and a 1e-9 kg registered box resting 1.4 m away:
+    separate islands, so the carrier rests at exactly the height it has alone (1e-9 m) with no
+    failed solve (one global problem with a 1e11 mass ratio let it sink 0.45 m)."""
+    def carrier(tiny: bool) -> float:
+        box = ('<body name="tiny" pos="1 1 0.05"><freejoint/><geom type="box" size="0.05 0.05 0.05" '
+               'mass="1e-9" contype="0" conaffinity="0"/></body>') if tiny else ""
+        keys = '<config key="bodies" value="tiny"/>' if tiny else ""
+        m, d = _load(f"""<mujoco><option timestep="1e-3" integrator="implicitfast"/>
+<extension><plugin plugin="cusp.contact"><instance name="cusp">
+<config key="disks" value="w1 w2 w3"/>{keys}</instance></plugin></extension>
+<worldbody><geom name="floor" type="plane" size="5 5 .1"/>
+<body name="carrier" pos="0 0 0.06"><freejoint/>
+  <geom type="box" size="0.3 0.3 0.03" mass="200" contype="0" conaffinity="0"/>
+  <geom name="w1" type="cylinder" size="0.05 0.01" pos="0.2 0 -0.03" mass="1" contype="0"
+        conaffinity="0"/>
+  <geom name="w2" type="cylinder" size="0.05 0.01" pos="-0.1 0.17 -0.03" mass="1" contype="0"
+        conaffinity="0"/>
+  <geom name="w3" type="cylinder" size="0.05 0.01" pos="-0.1 -0.17 -0.03" mass="1" contype="0"
+        conaffinity="0"/></body>{box}
+</worldbody></mujoco>""")
+        mujoco.mj_step(m, d, 2000)
+        assert _state(m, d)[8] == 0
+        return d.qpos[2]
+    alone, beside = carrier(False), carrier(True)
+    assert abs(alone - 0.04) < 1e-6
+    assert abs(beside - alone) < 1e-9
