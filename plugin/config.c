@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "detect.h"  // cusp_touches: what registered geoms touch
+#include "params.h"  // cusp_touches: the pipeline's rule of what registered geoms touch
 
 #define CUSP_SOLVER_CHOICES "chain|fbnewton|lemke|pgs"
 
@@ -386,15 +386,15 @@ static const char* unsupported_environment(int type) {
 }
 
 // the first registered geom (a disk, or a geom of a registered body) that the pipeline's touch
-// rule (cusp_touches) lets touch geom g; -1 if none
-static int first_toucher(const cuspConfig* cfg, const mjModel* m, int g) {
+// rule (cusp_touches, params.h) lets touch geom g; -1 if none
+static int first_toucher(const cuspParams* p, const cuspConfig* cfg, const mjModel* m, int g) {
   for (int k = 0; k < cfg->ndisk; k++) {
-    if (cusp_touches(cfg, m, cfg->disk_geoms[k], g)) return cfg->disk_geoms[k];
+    if (cusp_touches(p, m, cfg->disk_geoms[k], g)) return cfg->disk_geoms[k];
   }
   for (int k = 0; k < cfg->npatch_body; k++) {
     int b = cfg->patch_bodies[k];
     for (int s = m->body_geomadr[b]; s < m->body_geomadr[b] + m->body_geomnum[b]; s++) {
-      if (cusp_touches(cfg, m, s, g)) return s;
+      if (cusp_touches(p, m, s, g)) return s;
     }
   }
   return -1;
@@ -406,13 +406,12 @@ static int first_toucher(const cuspConfig* cfg, const mjModel* m, int g) {
 // entry must do something: not a disk (disks are never obstacles), not a geom of a registered
 // body (those are obstacles to every other registered geom without being listed, never to their
 // own body), not a geom that only its own body's registered geoms could touch.
-static int check_environment(const cuspConfig* cfg, const mjModel* m, const char* value, char* err,
-                             int err_sz) {
-  if (!cfg->ndisk && !cfg->npatch_body) return 0;
+static int check_environment_with(const cuspParams* p, const cuspConfig* cfg, const mjModel* m,
+                                  const char* value, char* err, int err_sz) {
   char why[640];
   for (int g = 0; g < m->ngeom; g++) {
     const char* type = unsupported_environment(m->geom_type[g]);
-    int s = type ? first_toucher(cfg, m, g) : -1;
+    int s = type ? first_toucher(p, cfg, m, g) : -1;
     if (s < 0) continue;
     snprintf(why, sizeof(why),
              "%sgeom '%s' is %s, which registered geom '%s' would touch but cusp does not support "
@@ -435,7 +434,7 @@ static int check_environment(const cuspConfig* cfg, const mjModel* m, const char
                geom_name(m, g), body_name(m, b));
       return fail(err, err_sz, "environment", value, why);
     }
-    if (first_toucher(cfg, m, g) < 0) {
+    if (first_toucher(p, cfg, m, g) < 0) {
       int disk = -1;
       for (int k = 0; k < cfg->ndisk && disk < 0; k++) {
         if (m->geom_bodyid[cfg->disk_geoms[k]] == b) disk = cfg->disk_geoms[k];
@@ -449,6 +448,19 @@ static int check_environment(const cuspConfig* cfg, const mjModel* m, const char
     }
   }
   return 0;
+}
+
+static int check_environment(const cuspConfig* cfg, const mjModel* m, const char* value, char* err,
+                             int err_sz) {
+  if (!cfg->ndisk && !cfg->npatch_body) return 0;
+  cuspParams p;
+  if (cusp_params_init(&p, cfg, m)) {
+    cusp_params_free(&p);
+    return fail(err, err_sz, "environment", value, "out of memory");
+  }
+  int rc = check_environment_with(&p, cfg, m, value, err, err_sz);
+  cusp_params_free(&p);
+  return rc;
 }
 
 int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err, int err_sz) {

@@ -479,7 +479,7 @@ static int group(cuspStepWork* w, const mjModel* m, const mjData* d, int npatch)
       P->island = k;
     }
   }
-  memcpy(pw->patch, pw->sorted, total * sizeof(cuspPatch));
+  if (total) memcpy(pw->patch, pw->sorted, total * sizeof(cuspPatch));  // NULL without patches
   pw->npatch = total;
   return ni;
 }
