@@ -624,7 +624,7 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
   state[CUSP_STATE_RCOND_AFTER] = isfinite(rcond_after) ? rcond_after : 0;
   if (cfg->npatch_body) cusp_patch_publish_bodies(slots, &w->patch, cfg);
   remember(w);
-  memcpy(w->patch.prev, w->patch.patch, w->patch.npatch * sizeof(cuspPatch));
+  if (w->patch.npatch) memcpy(w->patch.prev, w->patch.patch, w->patch.npatch * sizeof(cuspPatch));
   w->patch.nprev = w->patch.npatch;
   return failed ? -1 : 0;
 }
