@@ -32,6 +32,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -452,6 +453,45 @@ inline Scene Generate(uint64_t seed) {
   sc.energy_ref = 9.81 * B.mass_height;
   sc.summary = summary;
   return sc;
+}
+
+// A scene as a file (the regression corpus, tests/scene_fuzz_regressions/): its MJCF with the
+// inputs Run needs in a first-line comment, so that a kept scene does not depend on the generator
+// staying the same.
+inline std::string Serialize(const Scene& sc) {
+  std::string head = Fmt("<!-- scene_fuzz seed=%llu actuated=%d mocap=%d center=%.17g,%.17g,%.17g "
+                         "energy_ref=%.17g ctrl=", (unsigned long long)sc.seed, sc.actuated ? 1 : 0,
+                         sc.moving_mocap, sc.mocap_center[0], sc.mocap_center[1],
+                         sc.mocap_center[2], sc.energy_ref);
+  for (size_t i = 0; i < sc.ctrl.size(); i++) head += Fmt("%s%.17g", i ? "," : "", sc.ctrl[i]);
+  return head + " summary=" + sc.summary + " -->\n" + sc.xml;
+}
+
+inline bool Parse(const std::string& text, Scene* sc) {
+  unsigned long long seed;
+  int actuated, mocap, used = 0;
+  if (std::sscanf(text.c_str(), "<!-- scene_fuzz seed=%llu actuated=%d mocap=%d center=%lf,%lf,%lf "
+                  "energy_ref=%lf ctrl=%n", &seed, &actuated, &mocap, sc->mocap_center,
+                  sc->mocap_center + 1, sc->mocap_center + 2, &sc->energy_ref, &used) != 7) {
+    return false;
+  }
+  sc->seed = seed;
+  sc->actuated = actuated;
+  sc->moving_mocap = mocap;
+  sc->ctrl.clear();
+  const char* p = text.c_str() + used;
+  while (*p && *p != ' ') {
+    char* end;
+    double v = std::strtod(p, &end);
+    if (end == p) return false;
+    sc->ctrl.push_back(v);
+    p = *end == ',' ? end + 1 : end;
+  }
+  size_t at = text.find(" summary="), close = text.find(" -->\n");
+  if (at == std::string::npos || close == std::string::npos) return false;
+  sc->summary = text.substr(at + 9, close - at - 9);
+  sc->xml = text.substr(close + 5);
+  return true;
 }
 
 enum Outcome { kOk = 0, kSolverFailures, kRefused, kFailed };
