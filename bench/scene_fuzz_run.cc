@@ -44,14 +44,21 @@ int main(int argc, char** argv) {
   int steps = 1000;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--first") first = std::atoll(argv[i + 1]);
-    else if (a == "--count") count = std::atoll(argv[i + 1]);
-    else if (a == "--seconds") seconds = std::atof(argv[i + 1]);
-    else if (a == "--steps") steps = std::atoi(argv[i + 1]);
-    else if (a == "--step-budget") step_budget = std::atof(argv[i + 1]);
+    if (a == "--first")
+      first = std::atoll(argv[i + 1]);
+    else if (a == "--count")
+      count = std::atoll(argv[i + 1]);
+    else if (a == "--seconds")
+      seconds = std::atof(argv[i + 1]);
+    else if (a == "--steps")
+      steps = std::atoi(argv[i + 1]);
+    else if (a == "--step-budget")
+      step_budget = std::atof(argv[i + 1]);
     else {
-      std::fprintf(stderr, "usage: %s [--first S] [--count N] [--seconds T] [--steps K] "
-                           "[--step-budget SEC]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--first S] [--count N] [--seconds T] [--steps K] "
+                   "[--step-budget SEC]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -78,8 +85,8 @@ int main(int argc, char** argv) {
       alarm((unsigned)(2 * budget + 10));  // a step that never returns
       cusp_fuzz::Result r = cusp_fuzz::Run(sc, steps, budget);
       std::string line = std::to_string((int)r.outcome) + " " + std::to_string(r.failures) + " " +
-                         std::to_string(r.steps) + " " + cusp_fuzz::Fmt("%.6g %.6g ", r.seconds,
-                                                                        r.energy_gain) + r.reason;
+                         std::to_string(r.steps) + " " +
+                         cusp_fuzz::Fmt("%.6g %.6g ", r.seconds, r.energy_gain) + r.reason;
       if (write(fd[1], line.data(), line.size()) < 0) _exit(1);
       _exit(0);
     }
@@ -125,19 +132,20 @@ int main(int argc, char** argv) {
     if (outcome == cusp_fuzz::kFailed) {
       failures += (failures.empty() ? "" : ", ") + std::to_string(seed);
     }
-    std::printf("{\"seed\": %lld, \"outcome\": \"%s\", \"failed_steps\": %d, \"steps\": %d, "
-                "\"seconds\": %.3f, \"energy_gain_J\": %.4g, \"energy_bound_J\": %.4g, "
-                "\"actuated\": %s, \"scene\": \"%s\", \"reason\": \"%s\"}\n",
-                seed, names[outcome], fails, nsteps, secs, gain, bound,
-                sc.actuated ? "true" : "false", Escape(sc.summary).c_str(),
-                Escape(reason).c_str());
+    std::printf(
+        "{\"seed\": %lld, \"outcome\": \"%s\", \"failed_steps\": %d, \"steps\": %d, "
+        "\"seconds\": %.3f, \"energy_gain_J\": %.4g, \"energy_bound_J\": %.4g, "
+        "\"actuated\": %s, \"scene\": \"%s\", \"reason\": \"%s\"}\n",
+        seed, names[outcome], fails, nsteps, secs, gain, bound, sc.actuated ? "true" : "false",
+        Escape(sc.summary).c_str(), Escape(reason).c_str());
   }
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("{\"summary\": true, \"first\": %lld, \"scenes\": %lld, \"steps_per_scene\": %d, "
-              "\"wall_seconds\": %.1f, \"ok\": %lld, \"solver_failures\": %lld, \"refused\": %lld, "
-              "\"failed\": %lld, \"failed_seeds\": [%s], \"failed_steps\": %lld, "
-              "\"stepped\": %lld, \"worst_energy_gain_over_bound\": %.3g}\n",
-              first, n, steps, wall, tally[0], tally[1], tally[2], tally[3], failures.c_str(),
-              failed_steps, total_steps, worst_gain_ratio);
+  std::printf(
+      "{\"summary\": true, \"first\": %lld, \"scenes\": %lld, \"steps_per_scene\": %d, "
+      "\"wall_seconds\": %.1f, \"ok\": %lld, \"solver_failures\": %lld, \"refused\": %lld, "
+      "\"failed\": %lld, \"failed_seeds\": [%s], \"failed_steps\": %lld, "
+      "\"stepped\": %lld, \"worst_energy_gain_over_bound\": %.3g}\n",
+      first, n, steps, wall, tally[0], tally[1], tally[2], tally[3], failures.c_str(), failed_steps,
+      total_steps, worst_gain_ratio);
   return tally[cusp_fuzz::kFailed] ? 1 : 0;
 }

@@ -9,7 +9,8 @@
 
 #include "sensors.h"
 
-//---------------------------------- registry -------------------------------------------------------
+//---------------------------------- registry
+//-------------------------------------------------------
 
 // Live instances, unordered. A linear scan under one mutex: a process holds few mjData with a
 // cusp instance (one per thread of a rollout), and one lookup per callback costs far less than the
@@ -87,7 +88,8 @@ int cusp_instance_count(void) {
   return n;
 }
 
-//---------------------------------- life cycle -----------------------------------------------------
+//---------------------------------- life cycle
+//-----------------------------------------------------
 
 static void instance_free(cuspInstance* inst) {
   cusp_guard_free(&inst->guard);

@@ -1,12 +1,13 @@
 // What cusp cannot do right is refused at load with one line naming the key, the value and the
 // reason (issue 13): a heightfield as environment of disks or patch bodies (listed, or reached
 // through an empty `environment`), an environment entry that does nothing (a disk, a geom of a
-// registered body, a geom only its own body's disk could touch), a `limit_surface` entry for a body not in `bodies`, listed twice or
-// out of range (-1e300), and values of any length (no silent cut at 1023 characters).
-#include <string>
-
+// registered body, a geom only its own body's disk could touch), a `limit_surface` entry for a body
+// not in `bodies`, listed twice or out of range (-1e300), and values of any length (no silent cut
+// at 1023 characters).
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
+
+#include <string>
 
 extern "C" {
 #include "config.h"
@@ -58,7 +59,8 @@ class ConfigRefusal : public ::testing::Test {
     size_t at = all.find("cusp.contact:");
     ASSERT_NE(at, std::string::npos) << all;
     std::string line = all.substr(at, all.find('\n', at) - at);
-    for (const std::string& p : parts) EXPECT_NE(line.find(p), std::string::npos) << p << " in " << line;
+    for (const std::string& p : parts)
+      EXPECT_NE(line.find(p), std::string::npos) << p << " in " << line;
   }
   std::string error_;
 };
@@ -69,10 +71,12 @@ std::string Scene(const std::string& config, const std::string& terrain_flags = 
   return R"(
 <mujoco>
   <asset><hfield name="terrain" nrow="8" ncol="8" size="1 1 0.1 0.1"/></asset>
-  <extension><plugin plugin="cusp.contact"><instance name="cusp">)" + config + R"(
+  <extension><plugin plugin="cusp.contact"><instance name="cusp">)" +
+         config + R"(
   </instance></plugin></extension>
   <worldbody>
-    <geom name="ground" type="hfield" hfield="terrain" )" + terrain_flags + R"(/>
+    <geom name="ground" type="hfield" hfield="terrain" )" +
+         terrain_flags + R"(/>
     <geom name="floor" type="plane" size="2 2 0.1" pos="0 0 -0.5"/>
     <geom name="wall" type="box" size="0.1 1 0.3" pos="1.5 0 0"/>
     <body name="carrier" pos="0 0 0.3">
@@ -142,18 +146,22 @@ TEST_F(ConfigRefusal, EnvironmentGeomOfARegisteredBody) {
 }
 
 TEST_F(ConfigRefusal, LimitSurfaceOfABodyNotRegistered) {
-  ExpectRefused(Scene(std::string(kBody) + R"(<config key="environment" value="floor"/>)"
-                      R"(<config key="limit_surface" value="loose:1,1,0.02"/>)"),
-                {"'limit_surface'", "'loose:1,1,0.02'", "'loose'", "not registered"});
-  ExpectRefused(Scene(std::string(kBody) + R"(<config key="environment" value="floor"/>)"
+  ExpectRefused(
+      Scene(std::string(kBody) + R"(<config key="environment" value="floor"/>)"
+                                 R"(<config key="limit_surface" value="loose:1,1,0.02"/>)"),
+      {"'limit_surface'", "'loose:1,1,0.02'", "'loose'", "not registered"});
+  ExpectRefused(Scene(std::string(kBody) +
+                      R"(<config key="environment" value="floor"/>)"
                       R"(<config key="limit_surface" value="block:1,1,0; block:2,2,0"/>)"),
                 {"'limit_surface'", "'block'", "twice"});
 }
 
 TEST_F(ConfigRefusal, LimitSurfaceOutOfRange) {
   for (const char* v : {"block:-1e300,1,1", "block:1,1,-0.02", "block:1,1e7,0", "block:1e-9,1,0"}) {
-    ExpectRefused(Scene(std::string(kBody) + R"(<config key="environment" value="floor"/>)"
-                        R"(<config key="limit_surface" value=")" + v + R"("/>)"),
+    ExpectRefused(Scene(std::string(kBody) +
+                        R"(<config key="environment" value="floor"/>)"
+                        R"(<config key="limit_surface" value=")" +
+                        v + R"("/>)"),
                   {"'limit_surface'", std::string("'") + v + "'", "out of range",
                    "0 (the default) or [1e-06, 1e+06]"});
   }
@@ -161,16 +169,17 @@ TEST_F(ConfigRefusal, LimitSurfaceOutOfRange) {
 
 TEST_F(ConfigRefusal, RealOutOfRangeNamesTheRange) {
   ExpectRefused(Scene(std::string(kDisk) + R"(<config key="environment" value="floor"/>)"
-                      R"(<config key="tolerance" value="-1e300"/>)"),
+                                           R"(<config key="tolerance" value="-1e300"/>)"),
                 {"'tolerance'", "'-1e300'", "out of range [1e-16, 0.01]"});
 }
 
 // Longer than the 1023 characters that were once kept: parsed whole, not cut
 TEST_F(ConfigRefusal, LimitSurfaceOfAnyLength) {
   std::string pad(1500, ' ');
-  std::string xml = Scene(std::string(kBody) + R"(<config key="environment" value="floor"/>)"
-                          R"(<config key="limit_surface" value=")" + pad +
-                          R"(block:0.5,0.25,0.03"/>)");
+  std::string xml = Scene(std::string(kBody) +
+                          R"(<config key="environment" value="floor"/>)"
+                          R"(<config key="limit_surface" value=")" +
+                          pad + R"(block:0.5,0.25,0.03"/>)");
   mjModel* m = Compile(xml);
   ASSERT_NE(m, nullptr) << error_ << g_warnings;
   mjData* d = mj_makeData(m);
@@ -184,8 +193,10 @@ TEST_F(ConfigRefusal, LimitSurfaceOfAnyLength) {
   mj_deleteData(d);
   mj_deleteModel(m);
   // the same length with a mistake at the end: refused, the message one readable line
-  ExpectRefused(Scene(std::string(kBody) + R"(<config key="environment" value="floor"/>)"
-                      R"(<config key="limit_surface" value=")" + pad + R"(block:0.5,0.25"/>)"),
+  ExpectRefused(Scene(std::string(kBody) +
+                      R"(<config key="environment" value="floor"/>)"
+                      R"(<config key="limit_surface" value=")" +
+                      pad + R"(block:0.5,0.25"/>)"),
                 {"'limit_surface'", "(1514 characters)", "'block'", "three numbers"});
 }
 

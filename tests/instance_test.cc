@@ -3,14 +3,14 @@
 // the source's history (both then step bitwise alike); a plugin_data overwritten with another
 // mjData's pointer (what Python's unpickling does) or with garbage is repaired, never read, never
 // freed. Under ASan a read through or a free of a foreign pointer is a failure.
+#include <gtest/gtest.h>
+#include <mujoco/mujoco.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <mujoco/mujoco.h>
 
 extern "C" {
 #include "instance.h"

@@ -3,9 +3,9 @@
 // (tests/scene_fuzz_test.cc, ASan + UBSan in scripts/test) and the long run (bench/scene_fuzz,
 // bench/scene_fuzz_run.cc, one forked child per scene).
 //
-// A scene (Generate) has a floor (a plane, or with some seeds a heightfield), static boxes turned so
-// that edges and corners stick out, static geoms of every type, and a mix of: rigid bodies of every
-// geom type (box, cylinder, sphere, capsule, ellipsoid, convex mesh, the 200-sided mesh can)
+// A scene (Generate) has a floor (a plane, or with some seeds a heightfield), static boxes turned
+// so that edges and corners stick out, static geoms of every type, and a mix of: rigid bodies of
+// every geom type (box, cylinder, sphere, capsule, ellipsoid, convex mesh, the 200-sided mesh can)
 // registered for patch contact, scattered or in piles, with masses over four decades and
 // occasional extreme mass ratios; disk carriers (a rod with 2-4 registered cylinder disks);
 // pushers (slide-jointed spheres or disks driven by motors: actuated); tools held by a weld to a
@@ -27,16 +27,16 @@
 #ifndef CUSP_TESTS_SCENE_FUZZ_H_
 #define CUSP_TESTS_SCENE_FUZZ_H_
 
+#include <mujoco/mujoco.h>
+
 #include <chrono>
-#include <cstdarg>
 #include <cmath>
+#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
-
-#include <mujoco/mujoco.h>
 
 extern "C" {
 #include "instance.h"
@@ -62,7 +62,9 @@ struct Rng {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
   }
-  double Uniform(double a, double b) { return a + (b - a) * (Next() >> 11) * (1.0 / 9007199254740992.0); }
+  double Uniform(double a, double b) {
+    return a + (b - a) * (Next() >> 11) * (1.0 / 9007199254740992.0);
+  }
   double LogUniform(double a, double b) { return std::exp(Uniform(std::log(a), std::log(b))); }
   int Int(int lo, int hi) { return lo + (int)(Next() % (uint64_t)(hi - lo + 1)); }  // [lo, hi]
   bool Chance(double p) { return Uniform(0, 1) < p; }
@@ -71,12 +73,12 @@ struct Rng {
 struct Scene {
   uint64_t seed = 0;
   std::string xml;
-  bool actuated = false;         // motors or moving mocap bodies: no energy bound
-  std::vector<double> ctrl;      // constant control of every actuator
-  int moving_mocap = -1;         // mocap body moved along a circle (index), or -1
+  bool actuated = false;     // motors or moving mocap bodies: no energy bound
+  std::vector<double> ctrl;  // constant control of every actuator
+  int moving_mocap = -1;     // mocap body moved along a circle (index), or -1
   double mocap_center[3] = {0, 0, 0};
-  double energy_ref = 0;         // J, E_ref of the energy bound
-  std::string summary;           // one line: what the scene holds
+  double energy_ref = 0;  // J, E_ref of the energy bound
+  std::string summary;    // one line: what the scene holds
 };
 
 inline std::string Fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
@@ -117,7 +119,7 @@ struct Builder {
   std::vector<Placed> placed;
   std::vector<std::string> disks, bodies, statics, body_geoms, disk_body_geoms, stock_geoms;
   std::vector<std::string> unregistered_bodies;  // free bodies not in `bodies`
-  std::string hfield;  // name of the heightfield geom, if any
+  std::string hfield;                            // name of the heightfield geom, if any
   int nmesh = 0, nmocap = 0, nact = 0;
   double mass_height = 0;  // sum m (z + 1)
   explicit Builder(Rng& r) : rng(r) {}
@@ -200,8 +202,8 @@ struct Builder {
                    attrs.c_str());
       case 3:
         *rad = a + c;
-        return Fmt("<geom name=\"%s\" type=\"capsule\" size=\"%.6g %.6g\" %s/>", name.c_str(), a,
-                   c, attrs.c_str());
+        return Fmt("<geom name=\"%s\" type=\"capsule\" size=\"%.6g %.6g\" %s/>", name.c_str(), a, c,
+                   attrs.c_str());
       case 4:
         *rad = std::fmax(a, std::fmax(b, c));
         return Fmt("<geom name=\"%s\" type=\"ellipsoid\" size=\"%.6g %.6g %.6g\" %s/>",
@@ -215,7 +217,8 @@ struct Builder {
   }
 
   double Mass() {
-    if (rng.Chance(0.08)) return rng.Chance(0.5) ? rng.LogUniform(1e-4, 1e-3) : rng.LogUniform(50, 500);
+    if (rng.Chance(0.08))
+      return rng.Chance(0.5) ? rng.LogUniform(1e-4, 1e-3) : rng.LogUniform(50, 500);
     return rng.LogUniform(0.02, 5);
   }
 };
@@ -235,8 +238,10 @@ inline Scene Generate(uint64_t seed) {
     int nr = rng.Int(4, 12), nc = rng.Int(4, 12);
     std::string elev;
     for (int i = 0; i < nr * nc; i++) elev += Fmt("%.4f ", rng.Uniform(0, 1));
-    B.assets += Fmt("<hfield name=\"terrain\" nrow=\"%d\" ncol=\"%d\" size=\"1 1 0.05 0.05\" "
-                    "elevation=\"%s\"/>\n", nr, nc, elev.c_str());
+    B.assets +=
+        Fmt("<hfield name=\"terrain\" nrow=\"%d\" ncol=\"%d\" size=\"1 1 0.05 0.05\" "
+            "elevation=\"%s\"/>\n",
+            nr, nc, elev.c_str());
     B.world += "<geom name=\"ground\" type=\"hfield\" hfield=\"terrain\"/>\n";
     B.hfield = "ground";
     B.world += "<geom name=\"floor\" type=\"plane\" size=\"3 3 0.1\" pos=\"0 0 -0.2\"/>\n";
@@ -272,8 +277,10 @@ inline Scene Generate(uint64_t seed) {
     B.body_geoms.push_back(name + "_g0");
     if (rng.Chance(0.15)) {  // a second geom, a sphere at one side: a compound body
       double r2 = rng.Uniform(0.01, 0.04);
-      g += Fmt("<geom name=\"%s_g1\" type=\"sphere\" size=\"%.6g\" pos=\"%.6g 0 0\" "
-               "mass=\"%.6g\" %s/>", name.c_str(), r2, rad, mass * 0.5, kOff);
+      g +=
+          Fmt("<geom name=\"%s_g1\" type=\"sphere\" size=\"%.6g\" pos=\"%.6g 0 0\" "
+              "mass=\"%.6g\" %s/>",
+              name.c_str(), r2, rad, mass * 0.5, kOff);
       B.body_geoms.push_back(name + "_g1");
       rad += r2;
     }
@@ -293,22 +300,28 @@ inline Scene Generate(uint64_t seed) {
     double L = rng.Uniform(0.08, 0.2), R = rng.Uniform(0.015, 0.04), t = rng.Uniform(0.003, 0.01);
     double mass = B.Mass();
     bool flat = rng.Chance(0.3);
-    std::string g = Fmt("<geom name=\"carrier%d_rod\" type=\"capsule\" fromto=\"%.6g 0 0 %.6g 0 0\" "
-                        "size=\"0.008\" mass=\"%.6g\" %s/>", i, -L / 2, L / 2, mass * 0.4, kOff);
+    std::string g =
+        Fmt("<geom name=\"carrier%d_rod\" type=\"capsule\" fromto=\"%.6g 0 0 %.6g 0 0\" "
+            "size=\"0.008\" mass=\"%.6g\" %s/>",
+            i, -L / 2, L / 2, mass * 0.4, kOff);
     B.disk_body_geoms.push_back(Fmt("carrier%d_rod", i));
     for (int k = 0; k < nd; k++) {
       std::string dn = Fmt("carrier%d_disk%d", i, k);
       double x = -L / 2 + L * k / (nd - 1);
-      g += Fmt("<geom name=\"%s\" type=\"cylinder\" size=\"%.6g %.6g\" pos=\"%.6g 0 0\" %s "
-               "mass=\"%.6g\" friction=\"%.3g\" %s/>", dn.c_str(), R, t, x,
-               flat ? "" : "euler=\"90 0 0\"", mass * 0.6 / nd, rng.Uniform(0.2, 1.0), kOff);
+      g +=
+          Fmt("<geom name=\"%s\" type=\"cylinder\" size=\"%.6g %.6g\" pos=\"%.6g 0 0\" %s "
+              "mass=\"%.6g\" friction=\"%.3g\" %s/>",
+              dn.c_str(), R, t, x, flat ? "" : "euler=\"90 0 0\"", mass * 0.6 / nd,
+              rng.Uniform(0.2, 1.0), kOff);
       B.disks.push_back(dn);
     }
     double rad = std::sqrt(L * L / 4 + R * R) + t;
     Placed p = B.Spot(rad);
     B.Occupy(p);
-    B.world += Fmt("<body name=\"carrier%d\" pos=\"%.6g %.6g %.6g\" euler=\"0 0 %.4g\"><freejoint/>"
-                   "%s</body>\n", i, p.x, p.y, p.z, rng.Uniform(0, 360), g.c_str());
+    B.world +=
+        Fmt("<body name=\"carrier%d\" pos=\"%.6g %.6g %.6g\" euler=\"0 0 %.4g\"><freejoint/>"
+            "%s</body>\n",
+            i, p.x, p.y, p.z, rng.Uniform(0, 360), g.c_str());
     B.mass_height += mass * (p.z + 1);
     B.unregistered_bodies.push_back(Fmt("carrier%d", i));
   }
@@ -325,20 +338,27 @@ inline Scene Generate(uint64_t seed) {
     p.z = rad + 0.002 + (B.hfield.empty() ? 0 : 0.06);
     if (!B.Clear(p.x, p.y, p.z, rad)) continue;
     B.Occupy(p);
-    std::string g = disk ? Fmt("<geom name=\"%s\" type=\"cylinder\" size=\"%.6g 0.008\" euler=\"90 0 0\" "
-                               "mass=\"0.05\" %s/>", name.c_str(), R, kOff)
-                         : Fmt("<geom name=\"%s\" type=\"sphere\" size=\"%.6g\" mass=\"0.05\"/>",
-                               name.c_str(), R);
-    if (disk) B.disks.push_back(name);
-    else B.stock_geoms.push_back(name);
-    B.world += Fmt("<body name=\"%s\" pos=\"%.6g %.6g %.6g\" gravcomp=\"1\"><joint name=\"%s_x\" "
-                   "type=\"slide\" axis=\"1 0 0\"/><joint name=\"%s_y\" type=\"slide\" "
-                   "axis=\"0 1 0\"/>%s</body>\n", name.c_str(), p.x, p.y, p.z, name.c_str(),
-                   name.c_str(), g.c_str());
+    std::string g =
+        disk ? Fmt("<geom name=\"%s\" type=\"cylinder\" size=\"%.6g 0.008\" euler=\"90 0 0\" "
+                   "mass=\"0.05\" %s/>",
+                   name.c_str(), R, kOff)
+             : Fmt("<geom name=\"%s\" type=\"sphere\" size=\"%.6g\" mass=\"0.05\"/>", name.c_str(),
+                   R);
+    if (disk)
+      B.disks.push_back(name);
+    else
+      B.stock_geoms.push_back(name);
+    B.world +=
+        Fmt("<body name=\"%s\" pos=\"%.6g %.6g %.6g\" gravcomp=\"1\"><joint name=\"%s_x\" "
+            "type=\"slide\" axis=\"1 0 0\"/><joint name=\"%s_y\" type=\"slide\" "
+            "axis=\"0 1 0\"/>%s</body>\n",
+            name.c_str(), p.x, p.y, p.z, name.c_str(), name.c_str(), g.c_str());
     // toward the arena centre, clamped force
     double fx = -p.x, fy = -p.y, n = std::sqrt(fx * fx + fy * fy) + 1e-9, F = rng.Uniform(0.2, 8);
-    B.actuators += Fmt("<motor joint=\"%s_x\" ctrlrange=\"-10 10\"/><motor joint=\"%s_y\" "
-                       "ctrlrange=\"-10 10\"/>\n", name.c_str(), name.c_str());
+    B.actuators +=
+        Fmt("<motor joint=\"%s_x\" ctrlrange=\"-10 10\"/><motor joint=\"%s_y\" "
+            "ctrlrange=\"-10 10\"/>\n",
+            name.c_str(), name.c_str());
     sc.ctrl.push_back(F * fx / n);
     sc.ctrl.push_back(F * fy / n);
     sc.actuated = true;
@@ -351,12 +371,17 @@ inline Scene Generate(uint64_t seed) {
     double R = rng.Uniform(0.015, 0.035);
     Placed p = B.Spot(R + 0.01);
     B.Occupy(p);
-    std::string g = disk ? Fmt("<geom name=\"tool\" type=\"cylinder\" size=\"%.6g 0.006\" "
-                               "mass=\"0.1\" %s/>", R, kOff)
-                         : Fmt("<geom name=\"tool\" type=\"sphere\" size=\"%.6g\" mass=\"0.1\"/>", R);
-    if (disk) B.disks.push_back("tool");
-    else B.stock_geoms.push_back("tool");
-    B.world += Fmt("<body name=\"handle\" mocap=\"true\" pos=\"%.6g %.6g %.6g\"/>\n", p.x, p.y, p.z);
+    std::string g =
+        disk ? Fmt("<geom name=\"tool\" type=\"cylinder\" size=\"%.6g 0.006\" "
+                   "mass=\"0.1\" %s/>",
+                   R, kOff)
+             : Fmt("<geom name=\"tool\" type=\"sphere\" size=\"%.6g\" mass=\"0.1\"/>", R);
+    if (disk)
+      B.disks.push_back("tool");
+    else
+      B.stock_geoms.push_back("tool");
+    B.world +=
+        Fmt("<body name=\"handle\" mocap=\"true\" pos=\"%.6g %.6g %.6g\"/>\n", p.x, p.y, p.z);
     B.world += Fmt("<body name=\"toolbody\" pos=\"%.6g %.6g %.6g\"><freejoint/>%s</body>\n", p.x,
                    p.y, p.z, g.c_str());
     B.equalities += "<weld body1=\"toolbody\" body2=\"handle\"/>\n";
@@ -404,9 +429,12 @@ inline Scene Generate(uint64_t seed) {
     }
     // sometimes a listed mistake that must be refused
     double u = rng.Uniform(0, 1);
-    if (u < 0.05 && !B.hfield.empty()) env.push_back(B.hfield), summary += "env+hfield ";
-    else if (u < 0.09 && !B.disk_body_geoms.empty()) env.push_back(B.disk_body_geoms[0]), summary += "env+own-body ";
-    else if (u < 0.12 && !B.body_geoms.empty()) env.push_back(B.body_geoms[0]), summary += "env+body-geom ";
+    if (u < 0.05 && !B.hfield.empty())
+      env.push_back(B.hfield), summary += "env+hfield ";
+    else if (u < 0.09 && !B.disk_body_geoms.empty())
+      env.push_back(B.disk_body_geoms[0]), summary += "env+own-body ";
+    else if (u < 0.12 && !B.body_geoms.empty())
+      env.push_back(B.body_geoms[0]), summary += "env+body-geom ";
     config += "<config key=\"environment\" value=\"" + join(env) + "\"/>";
     summary += "env=listed ";
   } else {
@@ -418,17 +446,21 @@ inline Scene Generate(uint64_t seed) {
   if (solver != "chain" && rng.Chance(0.5)) config += "<config key=\"fallback\" value=\"false\"/>";
   config += Fmt("<config key=\"friction_directions\" value=\"%d\"/>", rng.Int(4, 16));
   config += Fmt("<config key=\"margin\" value=\"%.4g\"/>", rng.LogUniform(5e-4, 2e-2));
-  if (rng.Chance(0.3)) config += Fmt("<config key=\"friction\" value=\"%.3g\"/>", rng.Uniform(0, 1.2));
+  if (rng.Chance(0.3))
+    config += Fmt("<config key=\"friction\" value=\"%.3g\"/>", rng.Uniform(0, 1.2));
   if (rng.Chance(0.2)) config += "<config key=\"warm_start\" value=\"false\"/>";
   if (rng.Chance(0.06)) {
-    config += "<config key=\"tolerance\" value=\"1e-16\"/><config key=\"max_iterations\" "
-              "value=\"1000000\"/>";
+    config +=
+        "<config key=\"tolerance\" value=\"1e-16\"/><config key=\"max_iterations\" "
+        "value=\"1000000\"/>";
     summary += "tol=1e-16 ";
   }
   if (!B.bodies.empty() && rng.Chance(0.2)) {
     std::string ls;
     for (const std::string& b : B.bodies) {
-      if (rng.Chance(0.5)) ls += Fmt("%s:%.3g,%.3g,%.3g; ", b.c_str(), rng.Uniform(0, 2), rng.Uniform(0, 2), rng.Uniform(0, 0.05));
+      if (rng.Chance(0.5))
+        ls += Fmt("%s:%.3g,%.3g,%.3g; ", b.c_str(), rng.Uniform(0, 2), rng.Uniform(0, 2),
+                  rng.Uniform(0, 0.05));
     }
     if (rng.Chance(0.15) && !B.unregistered_bodies.empty()) {
       ls += B.unregistered_bodies[rng.Int(0, (int)B.unregistered_bodies.size() - 1)] + ":1,1,0.01;";
@@ -459,10 +491,11 @@ inline Scene Generate(uint64_t seed) {
 // inputs Run needs in a first-line comment, so that a kept scene does not depend on the generator
 // staying the same.
 inline std::string Serialize(const Scene& sc) {
-  std::string head = Fmt("<!-- scene_fuzz seed=%llu actuated=%d mocap=%d center=%.17g,%.17g,%.17g "
-                         "energy_ref=%.17g ctrl=", (unsigned long long)sc.seed, sc.actuated ? 1 : 0,
-                         sc.moving_mocap, sc.mocap_center[0], sc.mocap_center[1],
-                         sc.mocap_center[2], sc.energy_ref);
+  std::string head =
+      Fmt("<!-- scene_fuzz seed=%llu actuated=%d mocap=%d center=%.17g,%.17g,%.17g "
+          "energy_ref=%.17g ctrl=",
+          (unsigned long long)sc.seed, sc.actuated ? 1 : 0, sc.moving_mocap, sc.mocap_center[0],
+          sc.mocap_center[1], sc.mocap_center[2], sc.energy_ref);
   for (size_t i = 0; i < sc.ctrl.size(); i++) head += Fmt("%s%.17g", i ? "," : "", sc.ctrl[i]);
   return head + " summary=" + sc.summary + " -->\n" + sc.xml;
 }
@@ -470,9 +503,11 @@ inline std::string Serialize(const Scene& sc) {
 inline bool Parse(const std::string& text, Scene* sc) {
   unsigned long long seed;
   int actuated, mocap, used = 0;
-  if (std::sscanf(text.c_str(), "<!-- scene_fuzz seed=%llu actuated=%d mocap=%d center=%lf,%lf,%lf "
-                  "energy_ref=%lf ctrl=%n", &seed, &actuated, &mocap, sc->mocap_center,
-                  sc->mocap_center + 1, sc->mocap_center + 2, &sc->energy_ref, &used) != 7) {
+  if (std::sscanf(text.c_str(),
+                  "<!-- scene_fuzz seed=%llu actuated=%d mocap=%d center=%lf,%lf,%lf "
+                  "energy_ref=%lf ctrl=%n",
+                  &seed, &actuated, &mocap, sc->mocap_center, sc->mocap_center + 1,
+                  sc->mocap_center + 2, &sc->energy_ref, &used) != 7) {
     return false;
   }
   sc->seed = seed;
@@ -503,7 +538,7 @@ inline const char* OutcomeName(Outcome o) {
 
 struct Result {
   Outcome outcome = kOk;
-  std::string reason;      // refusal message or failure
+  std::string reason;  // refusal message or failure
   int steps = 0;
   int failures = 0;        // steps whose solve failed (plugin counter)
   double energy_gain = 0;  // J, largest rise of the total energy above its lowest value so far
@@ -559,10 +594,12 @@ inline Result Run(const Scene& sc, int nstep, double max_seconds) {
     mj_step(m, d);
     res.steps = i + 1;
     for (int k = 0; k < m->nq && res.outcome != kFailed; k++) {
-      if (!std::isfinite(d->qpos[k])) res.outcome = kFailed, res.reason = Fmt("qpos[%d] not finite", k);
+      if (!std::isfinite(d->qpos[k]))
+        res.outcome = kFailed, res.reason = Fmt("qpos[%d] not finite", k);
     }
     for (int k = 0; k < m->nv && res.outcome != kFailed; k++) {
-      if (!std::isfinite(d->qvel[k])) res.outcome = kFailed, res.reason = Fmt("qvel[%d] not finite", k);
+      if (!std::isfinite(d->qvel[k]))
+        res.outcome = kFailed, res.reason = Fmt("qvel[%d] not finite", k);
     }
     for (int w : {mjWARN_BADQPOS, mjWARN_BADQVEL, mjWARN_BADQACC}) {
       if (d->warning[w].number && res.outcome != kFailed) {
@@ -578,7 +615,8 @@ inline Result Run(const Scene& sc, int nstep, double max_seconds) {
     if (res.outcome == kFailed) break;
     if (res.seconds > max_seconds) {
       res.outcome = kFailed;
-      res.reason = Fmt("hang: %d steps took %.1f s (budget %.1f s)", i + 1, res.seconds, max_seconds);
+      res.reason =
+          Fmt("hang: %d steps took %.1f s (budget %.1f s)", i + 1, res.seconds, max_seconds);
       break;
     }
   }
@@ -586,7 +624,8 @@ inline Result Run(const Scene& sc, int nstep, double max_seconds) {
   double bound = kEnergyGainAbs + kEnergyGainRel * sc.energy_ref;
   if (res.outcome != kFailed && !sc.actuated && res.energy_gain > bound) {
     res.outcome = kFailed;
-    res.reason = Fmt("energy gain %.3g J above the bound %.3g J (unactuated)", res.energy_gain, bound);
+    res.reason =
+        Fmt("energy gain %.3g J above the bound %.3g J (unactuated)", res.energy_gain, bound);
   }
   if (res.outcome == kOk && res.failures) res.outcome = kSolverFailures;
   mj_deleteData(d);

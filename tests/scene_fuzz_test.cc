@@ -7,7 +7,11 @@
 // failed solves, refused. Longer: CUSP_SCENE_FUZZ_SEEDS=<count> CUSP_SCENE_FUZZ_FIRST=<seed>
 // CUSP_SCENE_FUZZ_STEPS=<steps>; the long run is bench/scene_fuzz. A failing scene's MJCF is
 // written to build/test-artifacts/scene_fuzz_<seed>.xml.
+#include "scene_fuzz.h"
+
 #include <dirent.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
@@ -16,12 +20,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
-
-#include <gtest/gtest.h>
-
-#include "scene_fuzz.h"
 
 namespace {
 
@@ -62,12 +61,12 @@ class SceneFuzz : public ::testing::Test {
     // of 200 iterations or the work budget: about 30-60 ms here); a hang is orders beyond
     cusp_fuzz::Result r = cusp_fuzz::Run(sc, steps, 0.1 * kSlow * steps + 2);
     alarm(0);
-    bool bad = r.outcome == cusp_fuzz::kFailed ||
-               (r.outcome == cusp_fuzz::kRefused &&
-                r.reason.find("cusp.contact: config key '") != 0);
+    bool bad =
+        r.outcome == cusp_fuzz::kFailed ||
+        (r.outcome == cusp_fuzz::kRefused && r.reason.find("cusp.contact: config key '") != 0);
     if (bad) {
-      std::string path =
-          std::string(CUSP_BUILD_DIR) + "/test-artifacts/scene_fuzz_" + std::to_string(seed) + ".xml";
+      std::string path = std::string(CUSP_BUILD_DIR) + "/test-artifacts/scene_fuzz_" +
+                         std::to_string(seed) + ".xml";
       std::string dir = std::string(CUSP_BUILD_DIR) + "/test-artifacts";
       std::string mk = "mkdir -p '" + dir + "'";
       if (std::system(mk.c_str()) == 0) {
@@ -97,10 +96,11 @@ TEST_F(SceneFuzz, SeedRange) {
                   r.outcome == cusp_fuzz::kRefused ? r.reason.c_str() : "");
     }
   }
-  std::printf("scene fuzz seeds [%ld, %ld), %d steps: ok %d, solver failures %d, refused %d, "
-              "FAILED %d\n", first, first + count, steps, counts[cusp_fuzz::kOk],
-              counts[cusp_fuzz::kSolverFailures], counts[cusp_fuzz::kRefused],
-              counts[cusp_fuzz::kFailed]);
+  std::printf(
+      "scene fuzz seeds [%ld, %ld), %d steps: ok %d, solver failures %d, refused %d, "
+      "FAILED %d\n",
+      first, first + count, steps, counts[cusp_fuzz::kOk], counts[cusp_fuzz::kSolverFailures],
+      counts[cusp_fuzz::kRefused], counts[cusp_fuzz::kFailed]);
   if (count >= 30) {
     // the generator reaches every outcome class of a working plugin
     EXPECT_GT(counts[cusp_fuzz::kOk], 0);

@@ -3,13 +3,13 @@
 // steps in one step of a pushed box (over 120 s for 100 steps of a scene); now each run stops at
 // its budget, the step is counted as failed, and the simulation goes on. Counts, not wall time,
 // are asserted.
+#include <gtest/gtest.h>
+#include <mujoco/mujoco.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <mujoco/mujoco.h>
 
 extern "C" {
 #include "config.h"
@@ -65,8 +65,8 @@ TEST(SolveBudget, PgsStopsAtTheBudgetAndSaysSo) {
   cuspLcpStatus st = cusp_lcp_pgs(z.data(), w.data(), &info, &p, &opt, work.data(), work.size());
   EXPECT_EQ(st, CUSP_LCP_MAX_ITER);
   EXPECT_STREQ(info.message, "work budget reached");
-  EXPECT_EQ(info.iterations, cusp_solve_iteration_cap(nullptr, 1000000, 0, CUSP_ITER_PGS_SWEEP,
-                                                      n, 1));
+  EXPECT_EQ(info.iterations,
+            cusp_solve_iteration_cap(nullptr, 1000000, 0, CUSP_ITER_PGS_SWEEP, n, 1));
   for (int i = 0; i < n; i++) EXPECT_TRUE(std::isfinite(z[i]));
   // with the budget lifted the same run goes on (the cut was the budget's, not max_iter's)
   opt.max_iter = info.iterations + 10;
@@ -142,8 +142,8 @@ TEST_F(SceneBudget, DiskPgsAtToleranceFloorFinishesWithFailuresCounted) {
   const mjtNum* s = d_->plugin_state + m_->plugin_stateadr[0];
   EXPECT_GT(failed, 5);
   EXPECT_EQ(s[CUSP_STATE_SOLVER_FAILURES], failed);
-  EXPECT_LE(iters, (int)(CUSP_SOLVE_WORK_BUDGET / cusp_solve_iteration_cost(CUSP_ITER_PGS_SWEEP,
-                                                                              0, 0)));
+  EXPECT_LE(iters,
+            (int)(CUSP_SOLVE_WORK_BUDGET / cusp_solve_iteration_cost(CUSP_ITER_PGS_SWEEP, 0, 0)));
   EXPECT_GT(iters, CUSP_SOLVE_MIN_ITER);
 }
 
