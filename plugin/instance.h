@@ -5,6 +5,7 @@
 #include <mujoco/mujoco.h>
 
 #include "config.h"
+#include "state.h"
 #include "guard.h"
 #include "step.h"
 
@@ -12,24 +13,6 @@
 extern "C" {
 #endif
 
-// Layout of d->plugin_state for one instance (mjtNum each). Published after every step so that
-// tools read it without linking against the plugin (Python: d.plugin_state). Counts are for the
-// last step unless named total.
-typedef enum cuspStateSlot_ {
-  CUSP_STATE_NCONTACT = 0,        // contacts detected (within margin)
-  CUSP_STATE_NKEPT,               // contacts kept after rank selection
-  CUSP_STATE_NSTICK,              // kept contacts sticking
-  CUSP_STATE_NSLIDE,              // kept contacts sliding
-  CUSP_STATE_NBREAK,              // contacts with zero normal impulse
-  CUSP_STATE_ITERATIONS,          // solver iterations (all backends tried)
-  CUSP_STATE_STATUS,              // cuspSolveStatus of the accepted solve (0: solved)
-  CUSP_STATE_MAX_PENETRATION,     // m, deepest penetration of a registered contact at q*
-  CUSP_STATE_SOLVER_FAILURES,     // total steps whose solve failed, since reset
-  CUSP_STATE_STEPS,               // total steps advanced since reset
-  CUSP_STATE_RCOND_BEFORE,        // reciprocal condition estimate before conditioning
-  CUSP_STATE_RCOND_AFTER,         // ... and after
-  CUSP_NSTATE
-} cuspStateSlot;
 
 typedef struct cuspInstance_ {
   cuspConfig cfg;      // validated configuration

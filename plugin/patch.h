@@ -35,6 +35,7 @@
 #include "broadphase.h"
 #include "dynamics.h"
 #include "params.h"
+#include "state.h"
 #include "solver/mcp.h"
 
 #ifdef __cplusplus
@@ -149,27 +150,9 @@ int cusp_patch_solve(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, int first, i
 // default (1, 1, er_default).
 void cusp_patch_limit_surface(mjtNum e[3], const cuspConfig* cfg, int body, mjtNum er_default);
 
-// ---- the step and what it publishes (patch_step.c) ----
+// ---- what it publishes per body (state.c) ----
 
-// Published per registered body (config `bodies` order) after the instance's CUSP_NSTATE slots of
-// d->plugin_state: the body's surface patch with the largest normal impulse this step.
-typedef enum cuspPatchSlot_ {
-  CUSP_PATCH_LN = 0,   // N s, resultant normal impulse
-  CUSP_PATCH_LT,       // N s, friction impulse along t at the ECP
-  CUSP_PATCH_LO,       // N s, friction impulse along o
-  CUSP_PATCH_LR,       // N m s, torsional impulse about n
-  CUSP_PATCH_S,        // -, saturation (Unicomp 48)
-  CUSP_PATCH_RHO_T,    // -, tangential saturation (Unicomp 49)
-  CUSP_PATCH_RHO_R,    // -, torsional saturation (Unicomp 49)
-  CUSP_PATCH_ECP_X,    // m, ECP (world)
-  CUSP_PATCH_ECP_Y,
-  CUSP_PATCH_ECP_Z,
-  CUSP_PATCH_MODE,     // cuspContactMode (0 break or no contact, 1 stick, 2 slide)
-  CUSP_PATCH_NSLOT
-} cuspPatchSlot;
 
-// names of the slots as CSV suffixes ("Ln", "Lt", ..., "mode")
-extern const char* const cusp_patch_slot_names[CUSP_PATCH_NSLOT];
 
 // Number of registered patch bodies of instance (from the config text; usable before init).
 int cusp_patch_nbody(const mjModel* m, int instance);

@@ -1,6 +1,6 @@
-// Contact islands (plugin/island.c) and island-local dynamics (plugin/dynamics.c): grouping of
-// kinematic trees by contacts and equalities, island dof lists, island Jacobians against mj_jac,
-// island inertia against mj_fullM.
+// Contact islands (plugin/island.c), island-local dynamics (plugin/dynamics.c) and assembly:
+// grouping of kinematic trees by contacts and equalities, island dof lists, island Jacobians
+// against mj_jac, island inertia against mj_fullM, contact rows against finite differences.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -9,6 +9,7 @@
 #include <mujoco/mujoco.h>
 
 extern "C" {
+#include "detect.h"
 #include "dynamics.h"
 #include "island.h"
 }
@@ -163,6 +164,81 @@ TEST_F(Islands, IslandInertiaIsTheBlockOfTheFullMatrix) {
     EXPECT_NEAR(s, a == 0 ? 1.0 : 0.0, 1e-12);
   }
   cusp_dynamics_free(&dyn);
+}
+
+}  // namespace
+
+namespace {
+
+// Assembly against finite differences: for a disk on the tip of the arm (free base, hinge, slide,
+// ball) touching a tilted plane, the contact's normal row n^T J (the island Jacobian of the
+// contact point) times any velocity v equals the rate of change of the detected gap along v,
+// (gap(q + e v) - gap(q - e v)) / 2e with e = 1e-6 s: tolerance 1e-6 m/s relative to |v| = 1.
+TEST(Assembly, NormalRowMatchesTheFiniteDifferenceOfTheGap) {
+  const char* xml = R"(
+<mujoco><option timestep="1e-3"/><worldbody>
+  <geom name="floor" type="plane" size="5 5 .1" euler="10 -5 0"/>
+  <body name="base" pos="0 0 0.3"><freejoint/><geom type="sphere" size=".05"/>
+    <body name="l1" pos="0 0 -0.1"><joint type="hinge" axis="0 1 0"/>
+      <joint type="slide" axis="0 0 1"/><geom type="capsule" size=".02 .05"/>
+      <body name="l2" pos="0 0 -0.1" euler="20 10 0"><joint type="ball"/>
+        <geom name="disk" type="cylinder" size="0.05 0.01" pos="0 0 -0.095" euler="0 70 0"/>
+      </body>
+    </body>
+  </body>
+</worldbody></mujoco>)";
+  char err[1024] = "";
+  mjSpec* spec = mj_parseXMLString(xml, nullptr, err, sizeof(err));
+  ASSERT_NE(spec, nullptr) << err;
+  mjModel* m = mj_compile(spec, nullptr);
+  ASSERT_NE(m, nullptr) << mjs_getError(spec);
+  mj_deleteSpec(spec);
+  mjData* d = mj_makeData(m);
+  int disk = mj_name2id(m, mjOBJ_GEOM, "disk"), floor = mj_name2id(m, mjOBJ_GEOM, "floor");
+  mj_forward(m, d);  // M for the dynamics, kinematics for the detection
+  cuspContact c[CUSP_MAX_DISK_POINTS];
+  int n = cusp_detect_disk(c, m, d, disk, floor, 0.5);
+  ASSERT_GE(n, 1);
+  std::vector<int> dofs(m->nv);
+  for (int j = 0; j < m->nv; j++) dofs[j] = j;
+  cuspDynamics dyn;
+  ASSERT_EQ(cusp_dynamics_init(&dyn, m, m->nv), 0);
+  ASSERT_EQ(cusp_dynamics_update(&dyn, m, d, dofs.data(), m->nv), 0);
+  std::vector<mjtNum> jp(3 * m->nv), q0(m->nq), q(m->nq), v(m->nv);
+  for (int i = 0; i < m->nq; i++) q0[i] = d->qpos[i];
+  const mjtNum e = 1e-6;
+  for (int trial = 0; trial < 6; trial++) {
+    // velocities: each dof alone for the first ones, then a mix
+    for (int j = 0; j < m->nv; j++) v[j] = trial < 3 ? (j == 2 * trial + 6 ? 1 : 0)
+                                                  : std::sin(1.0 + j * (trial + 1));
+    mjtNum norm = 0;
+    for (int j = 0; j < m->nv; j++) norm += v[j] * v[j];
+    for (int j = 0; j < m->nv; j++) v[j] /= std::sqrt(norm);
+    // analytic: n . (J v) at the lowest point (sub 0)
+    for (int i = 0; i < m->nq; i++) d->qpos[i] = q0[i];
+    mj_kinematics(m, d);
+    mj_comPos(m, d);
+    cusp_detect_disk(c, m, d, disk, floor, 0.5);
+    cusp_dynamics_jac(jp.data(), nullptr, &dyn, m, d, c[0].pos, m->geom_bodyid[disk]);
+    mjtNum vp[3];
+    mju_mulMatVec(vp, jp.data(), v.data(), 3, m->nv);
+    mjtNum analytic = mju_dot3(vp, c[0].frame + 6);
+    mjtNum gap[2];
+    for (int s = 0; s < 2; s++) {
+      for (int i = 0; i < m->nq; i++) q[i] = q0[i];
+      mj_integratePos(m, q.data(), v.data(), s ? -e : e);
+      for (int i = 0; i < m->nq; i++) d->qpos[i] = q[i];
+      mj_kinematics(m, d);
+      mj_comPos(m, d);
+      cuspContact cs[CUSP_MAX_DISK_POINTS];
+      ASSERT_GE(cusp_detect_disk(cs, m, d, disk, floor, 0.5), 1);
+      gap[s] = cs[0].gap;
+    }
+    EXPECT_NEAR(analytic, (gap[0] - gap[1]) / (2 * e), 1e-6) << "trial " << trial;
+  }
+  cusp_dynamics_free(&dyn);
+  mj_deleteData(d);
+  mj_deleteModel(m);
 }
 
 }  // namespace

@@ -369,3 +369,5 @@ def draw_markers(model: mujoco.MjModel, data: mujoco.MjData, option: mujoco.MjvO
         geom.category = mujoco.mjtCatBit.mjCAT_DECOR
     scene.ngeom = n
     return n
+
+from .state import body_slot_names, slot_names, state  # noqa: E402,F401  (needs _library)

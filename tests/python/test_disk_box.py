@@ -1,4 +1,4 @@
-"""A contact disk lying flat on a box face (plugin/detect.c, the libccd/MPR path): like the
+"""A contact disk lying flat on a box face (plugin/collide/detect.c, the libccd/MPR path): like the
 disk-plane closed form it must rest on three rim points, not on one MPR point."""
 import math
 

@@ -32,7 +32,7 @@ def test_plugin_loads_and_registers():
     assert model.nplugin == 1
     data = mujoco.MjData(model)
     mujoco.mj_step(model, data, 5)
-    assert data.plugin_state[model.plugin_stateadr[0] + 9] == 5  # CUSP_STATE_STEPS
+    assert cusp.state(model, data)["steps"] == 5
 
 
 @pytest.mark.parametrize("key,value,expect", [

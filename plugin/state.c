@@ -1,10 +1,12 @@
-// What the patch contact publishes per registered body: the slot names and the per-body slots.
+// The published state: slot names of the instance and per-body slots (state.h), and the per-body
+// observables of the patch contact.
 #include <ctype.h>
 #include <math.h>
 #include <string.h>
 
 #include "instance.h"
 #include "patch.h"
+#include "state.h"
 
 const char* const cusp_patch_slot_names[CUSP_PATCH_NSLOT] = {
     "Ln", "Lt", "Lo", "Lr", "s", "rho_t", "rho_r", "ecp_x", "ecp_y", "ecp_z", "mode"};
@@ -49,3 +51,17 @@ void cusp_patch_publish_bodies(mjtNum* slots, const cuspPatchWork* w, const cusp
   }
 }
 
+
+static const char* const state_slot_names[CUSP_NSTATE] = {
+    "ncontact", "nkept",      "nstick", "nslide",          "nbreak", "iterations",
+    "status",   "max_penetration", "solver_failures", "steps", "rcond_before", "rcond_after"};
+
+const char* cusp_state_slot_name(int slot) {
+  if (slot < 0) return NULL;
+  if (slot < CUSP_NSTATE) return state_slot_names[slot];
+  if (slot < CUSP_NSTATE + CUSP_PATCH_NSLOT) return cusp_patch_slot_names[slot - CUSP_NSTATE];
+  return NULL;
+}
+
+int cusp_state_nslot(void) { return CUSP_NSTATE; }
+int cusp_state_nbody_slot(void) { return CUSP_PATCH_NSLOT; }

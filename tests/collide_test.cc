@@ -1,0 +1,179 @@
+// Collision layer, pair by pair: disk detection (plugin/detect.c) against closed forms where the
+// geometry gives one (plane, sphere, box face: tolerance 1e-12 m) and against MuJoCo's own
+// distance query (mj_geomDistance) where it does not (box edge, capsule, ellipsoid, cylinder,
+// convex mesh: tolerance 1e-6 m, the MPR and GJK tolerances); patch detection (plugin/
+// patch_detect.c) through one step without gravity or motion, whose published gaps are those of
+// the configuration itself.
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <mujoco/mujoco.h>
+
+extern "C" {
+#include "contacts_api.h"
+#include "detect.h"
+}
+
+namespace {
+
+class Collide : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { mj_loadPluginLibrary(CUSP_PLUGIN_PATH); }
+  void TearDown() override {
+    if (d_) mj_deleteData(d_);
+    if (m_) mj_deleteModel(m_);
+  }
+  void Load(const std::string& worldbody, const std::string& config = "",
+            const std::string& asset = "") {
+    std::string xml = R"(<mujoco><option gravity="0 0 0" timestep="1e-3"/>)";
+    if (!config.empty()) {
+      xml += R"(<extension><plugin plugin="cusp.contact"><instance name="cusp">)" + config +
+             "</instance></plugin></extension>";
+    }
+    xml += "<asset>" + asset + "</asset><worldbody>" + worldbody + "</worldbody></mujoco>";
+    char err[1024] = "";
+    mjSpec* spec = mj_parseXMLString(xml.c_str(), nullptr, err, sizeof(err));
+    ASSERT_NE(spec, nullptr) << err;
+    m_ = mj_compile(spec, nullptr);
+    ASSERT_NE(m_, nullptr) << mjs_getError(spec);
+    mj_deleteSpec(spec);
+    d_ = mj_makeData(m_);
+    mj_kinematics(m_, d_);
+    mj_comPos(m_, d_);
+  }
+  int Geom(const char* name) const { return mj_name2id(m_, mjOBJ_GEOM, name); }
+  std::vector<cuspContact> Detect(const char* disk, const char* other, double margin) {
+    std::vector<cuspContact> c(CUSP_MAX_DISK_POINTS);
+    int n = cusp_detect_disk(c.data(), m_, d_, Geom(disk), Geom(other), margin);
+    c.resize(n);
+    return c;
+  }
+  mjModel* m_ = nullptr;
+  mjData* d_ = nullptr;
+};
+
+const char* kDisk = R"(<geom name="disk" type="cylinder" size="0.05 0.01"/>)";
+
+TEST_F(Collide, DiskTiltedOverPlaneTouchesWithItsLowestRimPoint) {
+  const double z = 0.035, tilt = 30 * M_PI / 180;
+  char body[256];
+  std::snprintf(body, sizeof(body), R"(<body pos="0 0 %g" euler="30 0 0">%s</body>)", z, kDisk);
+  Load(std::string(R"(<geom name="floor" type="plane" size="1 1 .1"/>)") + body);
+  auto c = Detect("disk", "floor", 0.005);
+  ASSERT_GE(c.size(), 1u);
+  double lowest = z - 0.01 * std::cos(tilt) - 0.05 * std::sin(tilt);
+  EXPECT_NEAR(c[0].gap, lowest, 1e-12);
+  EXPECT_NEAR(c[0].frame[8], 1.0, 1e-12);  // normal +z, from the floor to the disk
+  for (const auto& k : c) EXPECT_LE(k.gap, 0.005);
+}
+
+TEST_F(Collide, DiskStandingOnItsRimTouchesAtBothEndsOfTheSegment) {
+  Load(std::string(R"(<geom name="floor" type="plane" size="1 1 .1"/>)") +
+       R"(<body pos="0 0 0.051" euler="0 90 0">)" + kDisk + "</body>");
+  auto c = Detect("disk", "floor", 0.005);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_NEAR(c[0].gap, 0.001, 1e-12);
+  EXPECT_NEAR(c[1].gap, 0.001, 1e-12);
+  EXPECT_NEAR(std::fabs(c[0].pos[0] - c[1].pos[0]), 0.02, 1e-12);  // the two faces, 2 hz apart
+}
+
+TEST_F(Collide, DiskUnderSphereGapAlongTheAxis) {
+  Load(std::string(R"(<body pos="0 0 0">)") + kDisk +
+       R"(</body><body pos="0.01 0 0.042"><geom name="ball" type="sphere" size="0.03"/></body>)");
+  auto c = Detect("disk", "ball", 0.005);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_NEAR(c[0].gap, 0.042 - 0.01 - 0.03, 1e-12);
+  EXPECT_NEAR(c[0].frame[8], -1.0, 1e-12);  // from the sphere down to the disk
+}
+
+TEST_F(Collide, DiskFlatOnABoxFaceRestsOnThreeRimPoints) {
+  Load(std::string(R"(<geom name="table" type="box" size="0.2 0.2 0.05" pos="0 0 0.05"/>)") +
+       R"(<body pos="0.02 0.03 0.1115">)" + kDisk + "</body>");
+  auto c = Detect("disk", "table", 0.005);
+  ASSERT_EQ(c.size(), 3u);
+  for (const auto& k : c) {
+    EXPECT_NEAR(k.gap, 0.0015, 1e-12);
+    EXPECT_NEAR(k.frame[8], 1.0, 1e-12);
+  }
+}
+
+// Pairs without a closed form, 3 mm apart: the gap agrees with MuJoCo's distance between the same
+// geoms (GJK), and the normal with the direction of its shortest segment.
+TEST_F(Collide, ConvexPairsAgreeWithMujocosDistance) {
+  const char* others[] = {
+      R"(<body pos="0.08 0.01 0.07" euler="30 45 10"><geom name="o" type="box" size="0.03 0.02 0.04"/></body>)",
+      R"(<body pos="0.02 0.06 0.055" euler="80 0 20"><geom name="o" type="capsule" size="0.02 0.05"/></body>)",
+      R"(<body pos="0.07 -0.02 0.05" euler="10 20 30"><geom name="o" type="ellipsoid" size="0.03 0.02 0.04"/></body>)",
+      R"(<body pos="0.09 0.0 0.03" euler="90 0 0"><geom name="o" type="cylinder" size="0.03 0.03"/></body>)",
+      R"(<body pos="0.06 0.06 0.05" euler="20 30 40"><geom name="o" type="mesh" mesh="tet"/></body>)",
+  };
+  const char* asset = R"(<mesh name="tet" vertex="0 0 0  0.04 0 0  0 0.04 0  0 0 0.04"/>)";
+  for (const char* other : others) {
+    TearDown();
+    m_ = nullptr;
+    d_ = nullptr;
+    Load(std::string(R"(<body pos="0 0 0" euler="5 10 0">)") + kDisk + "</body>" + other, "",
+         asset);
+    // move the other geom along the shortest segment until it is 3 mm from the disk (within the
+    // default margin of 5 mm, where detection must report the distance)
+    mjtNum fromto[6];
+    mjtNum far = mj_geomDistance(m_, d_, Geom("disk"), Geom("o"), 1.0, fromto);
+    mjtNum u[3] = {fromto[3] - fromto[0], fromto[4] - fromto[1], fromto[5] - fromto[2]};
+    mju_normalize3(u);
+    int body = m_->geom_bodyid[Geom("o")];
+    mju_addToScl3(m_->body_pos + 3 * body, u, -(far - 0.003));
+    mj_kinematics(m_, d_);
+    mj_comPos(m_, d_);
+    mjtNum dist = mj_geomDistance(m_, d_, Geom("disk"), Geom("o"), 0.005, fromto);
+    ASSERT_LT(dist, 0.004) << other;
+    auto c = Detect("disk", "o", 0.005);
+    ASSERT_GE(c.size(), 1u) << other;
+    mjtNum best = c[0].gap;
+    for (const auto& k : c) best = std::fmin(best, k.gap);
+    EXPECT_NEAR(best, dist, 1e-6) << other;
+    // the normal points from the other geom towards the disk: along from -> to reversed
+    mjtNum dir[3] = {fromto[0] - fromto[3], fromto[1] - fromto[4], fromto[2] - fromto[5]};
+    mjtNum len = mju_normalize3(dir);
+    if (len > 1e-4) {
+      EXPECT_GT(mju_dot3(dir, c[0].frame + 6), 0.999) << other;
+    }
+  }
+}
+
+// Patch contact records after one step without gravity or motion: gaps of the configuration.
+TEST_F(Collide, PatchOfABoxOnAPlaneAndOfASphereOnABoxFace) {
+  Load(R"(<geom name="floor" type="plane" size="1 1 .1"/>
+          <body name="crate" pos="0 0 0.052"><freejoint/>
+            <geom type="box" size="0.05 0.04 0.05" contype="0" conaffinity="0"/></body>
+          <geom name="table" type="box" size="0.1 0.1 0.05" pos="0.5 0 0.05"/>
+          <body name="ball" pos="0.5 0 0.133"><freejoint/>
+            <geom type="sphere" size="0.03" contype="0" conaffinity="0"/></body>)",
+       R"(<config key="bodies" value="crate ball"/>)");
+  mj_step(m_, d_);
+  int n = cusp_contacts_count(m_, d_, 0);
+  ASSERT_EQ(n, 2);
+  std::vector<double> pos(3 * n), frame(9 * n), imp(4 * n), gap(n);
+  std::vector<int> mode(n), kind(n), geom(2 * n), body(2 * n);
+  ASSERT_EQ(cusp_contacts_copy(m_, d_, 0, n, pos.data(), frame.data(), imp.data(), gap.data(),
+                               mode.data(), kind.data(), geom.data(), body.data()),
+            n);
+  int crate = mj_name2id(m_, mjOBJ_BODY, "crate"), ball = mj_name2id(m_, mjOBJ_BODY, "ball");
+  for (int i = 0; i < n; i++) {
+    EXPECT_EQ(kind[i], CUSP_RECORD_PATCH);
+    EXPECT_NEAR(frame[9 * i + 8], 1.0, 1e-12);  // both supports face up
+    if (body[2 * i] == crate) {
+      EXPECT_NEAR(gap[i], 0.002, 1e-12);
+    }
+    if (body[2 * i] == ball) {
+      EXPECT_NEAR(gap[i], 0.133 - 0.03 - 0.1, 1e-12);
+    }
+    EXPECT_EQ(imp[4 * i], 0);  // an open gap and no motion: no impulse
+  }
+  EXPECT_TRUE(body[0] == crate || body[2] == crate);
+  EXPECT_TRUE(body[0] == ball || body[2] == ball);
+}
+
+}  // namespace
