@@ -3,8 +3,10 @@
 // report or a hang ends that scene only and is counted. Prints one JSON object per scene, then a
 // summary object on the last line.
 //   scene_fuzz_run [--first S] [--count N] [--seconds T] [--steps K] [--step-budget SEC]
-// Stops after N scenes or after T seconds of wall time, whichever first. A child that does not
-// return within K * step-budget + 5 s is killed by its alarm (hang).
+// Stops after N scenes or after T seconds of wall time, whichever first. A scene over
+// K * step-budget seconds of CPU (default scene_fuzz.h's kStepBudget * kSlowdown) fails as a hang;
+// a child that does not return within three times that plus a minute of wall time is killed by its
+// alarm (a hang too).
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,7 +42,7 @@ constexpr int kAsanExit = 86, kUbsanExit = 87;
 
 int main(int argc, char** argv) {
   long long first = 0, count = -1;
-  double seconds = -1, step_budget = 0.1;
+  double seconds = -1, step_budget = cusp_fuzz::kStepBudget * cusp_fuzz::kSlowdown;
   int steps = 1000;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
@@ -75,14 +77,14 @@ int main(int argc, char** argv) {
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if ((count >= 0 && n >= count) || (seconds >= 0 && elapsed >= seconds)) break;
     cusp_fuzz::Scene sc = cusp_fuzz::Generate((uint64_t)seed);
-    double budget = step_budget * steps + 5;
+    double budget = step_budget * steps + 2;  // CPU s
     int fd[2];
     if (pipe(fd)) return 1;
     std::fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
       close(fd[0]);
-      alarm((unsigned)(2 * budget + 10));  // a step that never returns
+      alarm((unsigned)(3 * budget + 60));  // a step that never returns (wall clock)
       cusp_fuzz::Result r = cusp_fuzz::Run(sc, steps, budget);
       std::string line = std::to_string((int)r.outcome) + " " + std::to_string(r.failures) + " " +
                          std::to_string(r.steps) + " " +

@@ -39,14 +39,8 @@ long EnvInt(const char* name, long fallback) {
   return v && *v ? std::strtol(v, nullptr, 10) : fallback;
 }
 
-#ifdef CUSP_SANITIZE
-constexpr double kSlow = 4;  // sanitizers slow a step down about this much
-#else
-constexpr double kSlow = 1;
-#endif
-
 class SceneFuzz : public ::testing::Test {
- protected:
+ public:
   static void SetUpTestSuite() { mj_loadPluginLibrary(CUSP_PLUGIN_PATH); }
   // runs one seed; failures are reported with the seed, the scene and the reason
   cusp_fuzz::Result RunSeed(uint64_t seed, int steps) {
@@ -56,10 +50,9 @@ class SceneFuzz : public ::testing::Test {
     uint64_t seed = sc.seed;
     g_seed = seed;
     std::signal(SIGALRM, watchdog);
-    alarm((unsigned)(60 * kSlow));  // a step that never returns
-    // per-scene budget: 100 ms a step (a step whose solves all fail spends at most a few runs
-    // of 200 iterations or the work budget: about 30-60 ms here); a hang is orders beyond
-    cusp_fuzz::Result r = cusp_fuzz::Run(sc, steps, 0.1 * kSlow * steps + 2);
+    double budget = cusp_fuzz::kStepBudget * cusp_fuzz::kSlowdown * steps + 2;  // CPU s
+    alarm((unsigned)(3 * budget + 60));  // a step that never returns (wall clock)
+    cusp_fuzz::Result r = cusp_fuzz::Run(sc, steps, budget);
     alarm(0);
     bool bad =
         r.outcome == cusp_fuzz::kFailed ||
@@ -81,6 +74,32 @@ class SceneFuzz : public ::testing::Test {
     return r;
   }
 };
+
+int RunCorpus(SceneFuzz* fixture, const std::string& dir, int steps) {
+  DIR* dp = opendir(dir.c_str());
+  EXPECT_NE(dp, nullptr) << dir;
+  if (!dp) return 0;
+  std::vector<std::string> files;
+  while (dirent* e = readdir(dp)) {
+    std::string name = e->d_name;
+    if (name.size() > 4 && name.substr(name.size() - 4) == ".xml") files.push_back(name);
+  }
+  closedir(dp);
+  std::sort(files.begin(), files.end());
+  for (const std::string& name : files) {
+    std::ifstream in(dir + "/" + name);
+    std::stringstream text;
+    text << in.rdbuf();
+    cusp_fuzz::Scene sc;
+    EXPECT_TRUE(cusp_fuzz::Parse(text.str(), &sc)) << name;
+    cusp_fuzz::Result r = fixture->RunScene(sc, steps);
+    if (EnvInt("CUSP_SCENE_FUZZ_VERBOSE", 0)) {
+      std::printf("%s: %s (%d failed steps, %.2f s) %s\n", name.c_str(),
+                  cusp_fuzz::OutcomeName(r.outcome), r.failures, r.seconds, r.reason.c_str());
+    }
+  }
+  return (int)files.size();
+}
 
 TEST_F(SceneFuzz, SeedRange) {
   long first = EnvInt("CUSP_SCENE_FUZZ_FIRST", 0);
@@ -108,33 +127,25 @@ TEST_F(SceneFuzz, SeedRange) {
   }
 }
 
+// Runs every scene file of a corpus directory with the fuzzer's checks (failures reported by
+// RunScene); returns how many files there were.
+int RunCorpus(SceneFuzz* fixture, const std::string& dir, int steps);
+
 // The regression corpus: scenes the fuzzer once failed on (tests/scene_fuzz_regressions/, one file
 // per scene, written by Serialize; README.md there says what each found), run with the same checks.
 TEST_F(SceneFuzz, Regressions) {
-  std::string dir = std::string(CUSP_SOURCE_DIR) + "/tests/scene_fuzz_regressions";
-  DIR* dp = opendir(dir.c_str());
-  ASSERT_NE(dp, nullptr) << dir;
-  std::vector<std::string> files;
-  while (dirent* e = readdir(dp)) {
-    std::string name = e->d_name;
-    if (name.size() > 4 && name.substr(name.size() - 4) == ".xml") files.push_back(name);
-  }
-  closedir(dp);
-  std::sort(files.begin(), files.end());
-  ASSERT_FALSE(files.empty());
-  int steps = (int)EnvInt("CUSP_SCENE_FUZZ_STEPS", 200);
-  for (const std::string& name : files) {
-    std::ifstream in(dir + "/" + name);
-    std::stringstream text;
-    text << in.rdbuf();
-    cusp_fuzz::Scene sc;
-    ASSERT_TRUE(cusp_fuzz::Parse(text.str(), &sc)) << name;
-    cusp_fuzz::Result r = RunScene(sc, steps);
-    if (EnvInt("CUSP_SCENE_FUZZ_VERBOSE", 0)) {
-      std::printf("%s: %s (%d failed steps, %.2f s) %s\n", name.c_str(),
-                  cusp_fuzz::OutcomeName(r.outcome), r.failures, r.seconds, r.reason.c_str());
-    }
-  }
+  int n = RunCorpus(this, std::string(CUSP_SOURCE_DIR) + "/tests/scene_fuzz_regressions",
+                    (int)EnvInt("CUSP_SCENE_FUZZ_STEPS", 200));
+  EXPECT_GT(n, 0);
+}
+
+// Open findings of the long run (tests/scene_fuzz_findings/README.md): scenes that still fail the
+// fuzzer's checks, kept for the contact pipeline's rework; move a file to the regression corpus
+// once it passes. Run with --gtest_also_run_disabled_tests.
+TEST_F(SceneFuzz, DISABLED_OpenFindings) {
+  int n = RunCorpus(this, std::string(CUSP_SOURCE_DIR) + "/tests/scene_fuzz_findings",
+                    (int)EnvInt("CUSP_SCENE_FUZZ_STEPS", 1000));
+  EXPECT_GT(n, 0);
 }
 
 TEST_F(SceneFuzz, SerializeRoundTrip) {
