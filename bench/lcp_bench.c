@@ -2,7 +2,8 @@
 // LEMKE, pgs <-> PGS, fbnewton <-> NEWTON_FB_FBLSA) on the shared Siconos files and on synthetic
 // contact LCPs of 12..600 unknowns (CUSP eqs 10-13, conditioned as the plugin does: Ruiz +
 // Tikhonov; and frictionless ones, on which PGS can run at all). Same tolerance 1e-10 for both.
-// Prints one JSON line per (problem, backend) on stdout and, with --md FILE, a markdown table.
+// Prints one JSON line per (problem, backend) on stdout and, with --md FILE, a markdown table;
+// a second table puts the smoothed-NCP Newton (ncpsmooth) beside FB Newton on the same problems.
 //   lcp_bench [--md FILE] [--quick]
 #include <math.h>
 #include <stdio.h>
@@ -159,6 +160,15 @@ static Outcome run_siconos(int solver_id, const cuspLcpProblem* p, int reps) {
 
 static FILE* g_md = NULL;
 
+enum { kMaxNcpRows = 64 };
+typedef struct {
+  char problem[64];
+  int n;
+  Outcome ncp, fb;
+} NcpRow;
+static NcpRow g_ncp[kMaxNcpRows];
+static int g_nncp = 0;
+
 static void report(const char* problem, int n, const char* backend, Outcome a, Outcome s,
                    int have_s) {
   printf("{\"problem\": \"%s\", \"n\": %d, \"backend\": \"%s\", \"cusp_seconds\": %.6e, "
@@ -202,6 +212,38 @@ static void compare(const char* problem, const cuspLcpProblem* p, int reps, int 
   }
   Outcome c = run_cusp("chain", p, reps);
   report(problem, p->n, "chain", c, c, 0);
+  // the smoothed-NCP Newton beside FB Newton (cusp's own semismooth Newton)
+  if (g_nncp < kMaxNcpRows) {
+    NcpRow* row = &g_ncp[g_nncp++];
+    snprintf(row->problem, sizeof(row->problem), "%s", problem);
+    row->n = p->n;
+    row->ncp = run_cusp("ncpsmooth", p, reps);
+    row->fb = run_cusp("fbnewton", p, reps);
+    printf("{\"problem\": \"%s\", \"n\": %d, \"backend\": \"ncpsmooth\", \"cusp_seconds\": %.6e, "
+           "\"cusp_iterations\": %d, \"cusp_residual\": %.3e, \"cusp_solved\": %d, "
+           "\"fbnewton_seconds\": %.6e, \"ratio_to_fbnewton\": %.3f}\n",
+           problem, p->n, row->ncp.seconds, row->ncp.iterations, row->ncp.residual, row->ncp.solved,
+           row->fb.seconds, row->fb.seconds > 0 ? row->ncp.seconds / row->fb.seconds : NAN);
+    fflush(stdout);
+  }
+}
+
+// second table: ncpsmooth vs fbnewton, written after the Siconos table
+static void write_ncp_table(void) {
+  if (!g_md) return;
+  fprintf(g_md, "\n## Smoothed-NCP Newton (ncpsmooth) vs FB Newton\n\n"
+          "Same problems, same tolerance (1e-10 natural residual), both cusp backends from z = 0, "
+          "medians as above; ratio = ncpsmooth / fbnewton time.\n\n"
+          "| problem | n | ncpsmooth ms | it | residual | fbnewton ms | it | residual | ratio |\n"
+          "|---|---|---|---|---|---|---|---|---|\n");
+  for (int k = 0; k < g_nncp; k++) {
+    const NcpRow* r = &g_ncp[k];
+    fprintf(g_md, "| %s | %d | %.3g | %d | %.1e%s | %.3g | %d | %.1e%s | %.2f |\n", r->problem,
+            r->n, r->ncp.seconds * 1e3, r->ncp.iterations, r->ncp.residual,
+            r->ncp.solved ? "" : " (not solved)", r->fb.seconds * 1e3, r->fb.iterations,
+            r->fb.residual, r->fb.solved ? "" : " (not solved)",
+            r->fb.seconds > 0 ? r->ncp.seconds / r->fb.seconds : NAN);
+  }
 }
 
 // contact LCP as the plugin hands it to a backend: assembled, Ruiz-scaled, Tikhonov on normals
@@ -340,6 +382,7 @@ int main(int argc, char** argv) {
     free(A);
     free(b);
   }
+  write_ncp_table();
   if (g_md) fclose(g_md);
   return 0;
 }

@@ -11,7 +11,7 @@
 
 #include "params.h"  // cusp_touches: the pipeline's rule of what registered geoms touch
 
-#define CUSP_SOLVER_CHOICES "chain|fbnewton|lemke|pgs"
+#define CUSP_SOLVER_CHOICES "chain|fbnewton|lemke|pgs|ncpsmooth"
 
 const cuspConfigKey cusp_config_keys[] = {
   {"disks", CUSP_KEY_GEOMS, "", 0, 0, NULL, "-",
@@ -70,8 +70,8 @@ int cusp_config_nkey(void) {
 }
 
 const char* cusp_config_solver_name(int solver) {
-  static const char* names[] = {"chain", "fbnewton", "lemke", "pgs"};
-  return (solver >= 0 && solver < 4) ? names[solver] : "?";
+  static const char* names[] = {"chain", "fbnewton", "lemke", "pgs", "ncpsmooth"};
+  return (solver >= 0 && solver < 5) ? names[solver] : "?";
 }
 
 //---------------------------------- overrides ------------------------------------------------------

@@ -11,8 +11,8 @@ extern "C" {
 
 typedef enum cuspContactMode_ {
   CUSP_MODE_BREAK = 0,  // normal impulse <= break_impulse
-  CUSP_MODE_STICK,      // loaded and not slipping (disk: slip <= CUSP_SLIP_SPEED)
-  CUSP_MODE_SLIDE       // loaded and slipping (disk: slip > CUSP_SLIP_SPEED)
+  CUSP_MODE_STICK,      // loaded and not slipping (slip <= CUSP_SLIP_SPEED)
+  CUSP_MODE_SLIDE       // loaded and slipping (slip > CUSP_SLIP_SPEED; patches: at the ECP)
 } cuspContactMode;
 
 // m/s, tangential slip speed after the correction above which a loaded disk contact slides.

@@ -42,7 +42,8 @@
 extern "C" {
 #endif
 
-#define CUSP_PATCH_MAXVERT 32   // vertices per patch (non-penetration rows)
+#define CUSP_PATCH_MAXVERT 32   // vertices per patch (non-penetration rows); more are thinned
+                                // to an evenly spread subset with the deepest (patch_detect.c)
 
 typedef enum cuspPatchKind_ {
   CUSP_PATCH_SURFACE = 0,  // support feature of a body on a plane or a box face: ECP + torsion
@@ -100,6 +101,9 @@ typedef struct cuspPatchWork_ {
   mjtNum* z_failed;         // (cap_z) a failed warm-started answer, while the cold restart runs
   void* mcp_work;
   size_t mcp_bytes;
+  void* detect_work;        // detector scratch (cusp_patch_detect_worksize)
+  int detect_points;        // largest point count of a body's geoms
+  int detect_regions;       // largest geom count of a body
   mjtNum* jac;              // (6 x nv) scratch: jacp, jacr of one body
   mjtNum* jac2;             // (6 x nv) scratch: the other body
   mjtNum* dv;               // (nv) velocity correction
@@ -124,6 +128,12 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz);
 // against another registered body. Fills w->patch, w->npatch; returns npatch, or -1 if out of memory.
 int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const cuspParams* params,
                       const cuspBroadphase* bp, const mjModel* m, mjData* d);
+
+// Sizes of the detector's scratch for model m: the largest number of candidate points of one
+// body (its geoms' support samples and mesh vertices) and the largest geom count of one body; and
+// its bytes. Nothing is dropped: every candidate of every geom fits.
+void cusp_patch_detect_sizes(int* points, int* regions, const mjModel* m);
+size_t cusp_patch_detect_worksize(int points, int regions);
 
 // Append a point contact (one vertex, no torsion) made from a cuspContact of another detector.
 int cusp_patch_add_point(cuspPatchWork* w, const cuspContact* c, int source);

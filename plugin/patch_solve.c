@@ -21,7 +21,9 @@ int cusp_patch_work_init(cuspPatchWork* w, const mjModel* m) {
   w->jac = (mjtNum*)calloc(6 * (size_t)m->nv + 1, sizeof(mjtNum));
   w->jac2 = (mjtNum*)calloc(6 * (size_t)m->nv + 1, sizeof(mjtNum));
   w->dv = (mjtNum*)calloc((size_t)m->nv + 1, sizeof(mjtNum));
-  if (!w->jac || !w->jac2 || !w->dv) return -1;
+  cusp_patch_detect_sizes(&w->detect_points, &w->detect_regions, m);
+  w->detect_work = malloc(cusp_patch_detect_worksize(w->detect_points, w->detect_regions));
+  if (!w->jac || !w->jac2 || !w->dv || !w->detect_work) return -1;
   return cusp_patch_work_reserve(w, 8, 64, 72);
 }
 
@@ -45,6 +47,7 @@ void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->hi);
   free(w->z_failed);
   free(w->mcp_work);
+  free(w->detect_work);
   free(w->jac);
   free(w->jac2);
   free(w->dv);
@@ -566,9 +569,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     } else {
       P->s = P->rho_t = P->rho_r = 0;
     }
-    if (D.Ln <= cfg->break_impulse) P->mode = CUSP_MODE_BREAK;
-    else if (P->s >= 1 - 1e-6) P->mode = CUSP_MODE_SLIDE;
-    else P->mode = CUSP_MODE_STICK;
+    // the mode is set by the driver (one rule for every contact, step.c)
   }
   // dv = N Mr^-1 Jr^T p = N sum_r p_r X_r
   mjtNum* du = w->jac;  // (nr) scratch

@@ -20,8 +20,8 @@ static cuspConditionOptions condition_options(const cuspConfig* cfg) {
   opt.tikhonov = cfg->tikhonov;
   opt.eps_w = cfg->eps_w;
   opt.estimate_condition = 0;
-  static const cuspLcpBackendId backend[4] = {CUSP_LCP_CHAIN, CUSP_LCP_FBNEWTON, CUSP_LCP_LEMKE,
-                                              CUSP_LCP_PGS};
+  static const cuspLcpBackendId backend[5] = {CUSP_LCP_CHAIN, CUSP_LCP_FBNEWTON, CUSP_LCP_LEMKE,
+                                              CUSP_LCP_PGS, CUSP_LCP_NCPSMOOTH};
   opt.backend = backend[cfg->solver];
   opt.lcp.tol = cfg->tolerance;
   opt.lcp.max_iter = cfg->max_iterations;
@@ -479,7 +479,7 @@ static int group(cuspStepWork* w, const mjModel* m, const mjData* d, int npatch)
       P->island = k;
     }
   }
-  if (total) memcpy(pw->patch, pw->sorted, total * sizeof(cuspPatch));  // NULL without patches
+  if (total) memcpy(pw->patch, pw->sorted, total * sizeof(cuspPatch));
   pw->npatch = total;
   return ni;
 }
@@ -591,31 +591,26 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
   mj_integratePos(m, d->qpos, w->dv, h);
 
   // 8. publish: one mode rule, counts, penetration, per-body observables
-  int nstick = 0, nslide = 0, nbreak = 0;
+  int nmode[3] = {0, 0, 0};  // break, stick, slide (cuspContactMode)
   for (int i = 0; i < nc; i++) {
     cuspContact* c = w->contacts + i;
     c->mode = contact_mode(c->impulse_n, c->slip, cfg);
-    nstick += c->mode == CUSP_MODE_STICK;
-    nslide += c->mode == CUSP_MODE_SLIDE;
-    nbreak += c->mode == CUSP_MODE_BREAK;
+    nmode[c->mode]++;
   }
   for (int i = 0; i < w->patch.npatch; i++) {
     cuspPatch* P = w->patch.patch + i;
-    if (P->source >= 0) continue;  // a disk contact, counted above
-    P->mode = contact_mode(P->Ln, P->sigma, cfg);
-    nstick += P->mode == CUSP_MODE_STICK;
-    nslide += P->mode == CUSP_MODE_SLIDE;
-    nbreak += P->mode == CUSP_MODE_BREAK;
-  }
-  for (int i = 0; i < w->patch.npatch; i++) {
-    cuspPatch* P = w->patch.patch + i;
-    if (P->source >= 0) P->mode = w->contacts[P->source].mode;
+    if (P->source >= 0) {
+      P->mode = w->contacts[P->source].mode;  // a disk contact, counted above
+    } else {
+      P->mode = contact_mode(P->Ln, P->sigma, cfg);
+      nmode[P->mode]++;
+    }
   }
   state[CUSP_STATE_NCONTACT] = nc + npatch;
   state[CUSP_STATE_NKEPT] = kept;
-  state[CUSP_STATE_NSTICK] = nstick;
-  state[CUSP_STATE_NSLIDE] = nslide;
-  state[CUSP_STATE_NBREAK] = nbreak;
+  state[CUSP_STATE_NSTICK] = nmode[CUSP_MODE_STICK];
+  state[CUSP_STATE_NSLIDE] = nmode[CUSP_MODE_SLIDE];
+  state[CUSP_STATE_NBREAK] = nmode[CUSP_MODE_BREAK];
   state[CUSP_STATE_ITERATIONS] = iterations;
   state[CUSP_STATE_STATUS] = worst;
   state[CUSP_STATE_MAX_PENETRATION] = max_pen;

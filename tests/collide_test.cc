@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 
+#include "scene_test_util.h"
+
 extern "C" {
 #include "contacts_api.h"
 #include "detect.h"
@@ -34,12 +36,9 @@ class Collide : public ::testing::Test {
              "</instance></plugin></extension>";
     }
     xml += "<asset>" + asset + "</asset><worldbody>" + worldbody + "</worldbody></mujoco>";
-    char err[1024] = "";
-    mjSpec* spec = mj_parseXMLString(xml.c_str(), nullptr, err, sizeof(err));
-    ASSERT_NE(spec, nullptr) << err;
-    m_ = mj_compile(spec, nullptr);
-    ASSERT_NE(m_, nullptr) << mjs_getError(spec);
-    mj_deleteSpec(spec);
+    std::string err;
+    m_ = cusp_test::CompileXml(xml, &err);
+    ASSERT_NE(m_, nullptr) << err;
     d_ = mj_makeData(m_);
     mj_kinematics(m_, d_);
     mj_comPos(m_, d_);

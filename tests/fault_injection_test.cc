@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 
+#include "scene_test_util.h"
+
 extern "C" {
 #include "instance.h"
 #include "lcp.h"
@@ -75,12 +77,9 @@ class Fault : public ::testing::Test {
     m_ = nullptr;
   }
   void Load(const std::string& xml) {
-    char err[1024] = "";
-    mjSpec* spec = mj_parseXMLString(xml.c_str(), nullptr, err, sizeof(err));
-    ASSERT_NE(spec, nullptr) << err;
-    m_ = mj_compile(spec, nullptr);
-    ASSERT_NE(m_, nullptr) << mjs_getError(spec);
-    mj_deleteSpec(spec);
+    std::string err;
+    m_ = cusp_test::CompileXml(xml, &err);
+    ASSERT_NE(m_, nullptr) << err;
     d_ = mj_makeData(m_);
     ASSERT_NE(d_, nullptr);
   }
@@ -353,7 +352,7 @@ TEST_F(Fault, ZeroSizeDiskFromMjcf) {
 // the backend or its fallback chain) is applied, so the puck still rests on the floor
 // (penetration bounded) and no energy is gained.
 TEST_F(Fault, EveryBackendForcedToFail) {
-  for (const char* solver : {"chain", "fbnewton", "lemke", "pgs"}) {
+  for (const char* solver : {"chain", "fbnewton", "lemke", "pgs", "ncpsmooth"}) {
     std::string cfg = std::string("<config key=\"solver\" value=\"") + solver +
                       "\"/><config key=\"max_iterations\" value=\"1\"/>"
                       "<config key=\"tolerance\" value=\"1e-16\"/>"

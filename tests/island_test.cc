@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 
+#include "scene_test_util.h"
+
 extern "C" {
 #include "detect.h"
 #include "dynamics.h"
@@ -43,12 +45,9 @@ std::string Scene(bool weld) {
 class Islands : public ::testing::Test {
  protected:
   void Load(bool weld) {
-    char err[1024] = "";
-    mjSpec* spec = mj_parseXMLString(Scene(weld).c_str(), nullptr, err, sizeof(err));
-    ASSERT_NE(spec, nullptr) << err;
-    m_ = mj_compile(spec, nullptr);
-    ASSERT_NE(m_, nullptr) << mjs_getError(spec);
-    mj_deleteSpec(spec);
+    std::string err;
+    m_ = cusp_test::CompileXml(Scene(weld), &err);
+    ASSERT_NE(m_, nullptr) << err;
     d_ = mj_makeData(m_);
     mj_forward(m_, d_);
     ASSERT_EQ(cusp_islands_init(&isl_, m_), 0);
@@ -187,12 +186,9 @@ TEST(Assembly, NormalRowMatchesTheFiniteDifferenceOfTheGap) {
     </body>
   </body>
 </worldbody></mujoco>)";
-  char err[1024] = "";
-  mjSpec* spec = mj_parseXMLString(xml, nullptr, err, sizeof(err));
-  ASSERT_NE(spec, nullptr) << err;
-  mjModel* m = mj_compile(spec, nullptr);
-  ASSERT_NE(m, nullptr) << mjs_getError(spec);
-  mj_deleteSpec(spec);
+  std::string err;
+  mjModel* m = cusp_test::CompileXml(xml, &err);
+  ASSERT_NE(m, nullptr) << err;
   mjData* d = mj_makeData(m);
   int disk = mj_name2id(m, mjOBJ_GEOM, "disk"), floor = mj_name2id(m, mjOBJ_GEOM, "floor");
   mj_forward(m, d);  // M for the dynamics, kinematics for the detection

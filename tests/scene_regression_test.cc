@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 
+#include "scene_test_util.h"
+
 extern "C" {
 #include "instance.h"
 }
@@ -28,12 +30,9 @@ class SceneRegression : public ::testing::Test {
     if (m_) mj_deleteModel(m_);
   }
   void Load(const std::string& xml) {
-    char err[1024] = "";
-    mjSpec* spec = mj_parseXMLString(xml.c_str(), nullptr, err, sizeof(err));
-    ASSERT_NE(spec, nullptr) << err;
-    m_ = mj_compile(spec, nullptr);
-    ASSERT_NE(m_, nullptr) << mjs_getError(spec);
-    mj_deleteSpec(spec);
+    std::string err;
+    m_ = cusp_test::CompileXml(xml, &err);
+    ASSERT_NE(m_, nullptr) << err;
     d_ = mj_makeData(m_);
     ASSERT_NE(d_, nullptr);
     mj_forward(m_, d_);

@@ -7,6 +7,8 @@
 #include <mujoco/mujoco.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -74,6 +76,46 @@ TEST(SolveBudget, PgsStopsAtTheBudgetAndSaysSo) {
   cusp_lcp_pgs(z.data(), w.data(), &info, &p, &opt, work.data(), work.size());
   EXPECT_EQ(info.iterations, opt.max_iter);
   EXPECT_STREQ(info.message, "sweep limit reached");
+}
+
+// Every backend and the MCP solver on the same unreachable tolerance: none runs past its cap.
+TEST(SolveBudget, EveryBackendStaysWithinItsCap) {
+  const int n = 30;
+  std::vector<mjtNum> M(n * n), q(n), z(n), w(n), lo(n, -INFINITY), hi(n, INFINITY);
+  for (int i = 0; i < n; i++) {
+    for (int j = 0; j < n; j++) M[i + j * n] = 1.0 / (1 + i + j);
+    M[i + i * n] += 1e-8;
+    q[i] = -1.0;
+  }
+  struct Case {
+    const char* name;
+    cuspIterationKind kind;
+    bool free_bounds;  // Lemke takes standard bounds only
+  } cases[] = {{"fbnewton", CUSP_ITER_NEWTON, true},
+               {"ncpsmooth", CUSP_ITER_NEWTON, true},
+               {"pgs", CUSP_ITER_PGS_SWEEP, true},
+               {"lemke", CUSP_ITER_LEMKE_PIVOT, false}};
+  for (const Case& c : cases) {
+    const cuspLcpBackend* b = cusp_lcp_backend_find(c.name);
+    ASSERT_NE(b, nullptr) << c.name;
+    cuspLcpProblem p = {n, M.data(), n, q.data(), c.free_bounds ? lo.data() : nullptr,
+                        c.free_bounds ? hi.data() : nullptr};
+    cuspLcpOptions opt = cusp_lcp_default_options();
+    opt.tol = 1e-300;
+    opt.max_iter = 1000000;
+    std::vector<char> work(b->worksize(n));
+    cuspLcpInfo info;
+    b->solve(z.data(), w.data(), &info, &p, &opt, work.data(), work.size());
+    EXPECT_LE(info.iterations, cusp_solve_iteration_cap(nullptr, 1000000, 0, c.kind, n, 0))
+        << c.name;
+    if (info.status == CUSP_LCP_MAX_ITER) {
+      EXPECT_STREQ(info.message, "work budget reached") << c.name;
+    }
+    if (std::getenv("CUSP_VERBOSE")) {
+      std::printf("%s: status %d, %d iterations, %s\n", c.name, (int)info.status, info.iterations,
+                  info.message);
+    }
+  }
 }
 
 class SceneBudget : public ::testing::Test {

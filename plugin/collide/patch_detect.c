@@ -9,10 +9,7 @@
 #include "params.h"
 #include "patch.h"
 
-#define CUSP_MAXCAND 160        // candidate points per patch before reduction
 #define CUSP_NRIM 8             // rim samples per cylinder cap
-#define CUSP_MAXCLIP (CUSP_MAXCAND + 4)  // a convex polygon clipped by the 4 face edges
-#define CUSP_MAXREGION 16       // feature regions (one per body geom) measured for er
 #define CUSP_SAME_POINT 1e-9     // m, candidates this close along the surface are one point
 #define CUSP_FEATURE_TOL 2e-4   // m, points this close to the deepest one form the support feature
 #define CUSP_ER_MIN 1e-3        // m, smallest er: a corner or edge-end touching has a small but
@@ -33,6 +30,25 @@ typedef struct Cand_ {
   mjtNum gap;       // m, height of the body point above the surface
   int geom;         // body geom that owns the point
 } Cand;
+
+// Per-step scratch of the patch detector, carved from cuspPatchWork.detect_work: sized at init by
+// the largest registered-body point count P (geom_point_count summed over a body's geoms) and
+// geom count R, so that no candidate, feature point or region is ever dropped.
+typedef struct Scratch_ {
+  int cap, nreg;       // P, R
+  mjtNum* pts;         // (3 P) points of one geom
+  Cand* cand;          // (P) candidates within margin
+  Cand* tmp;           // (P + 1) hull scratch
+  Cand* fc;            // (P + 4) one geom's feature, clipped
+  Cand* c1;            // (P + 4) clip scratch
+  Cand* c2;            // (P + 4)
+  Cand* clip;          // (2 P + 4 R + 4) vertices: hull clipped, plus feature points
+  mjtNum* feat;        // (2 (P + 4 R)) feature points (t, o)
+  mjtNum* feat_gap;    // (P + 4 R)
+  const mjtNum** regions;  // (R)
+  int* counts;         // (R)
+  void* region;        // (R) Region records (defined below)
+} Scratch;
 
 static void axis_of(mjtNum a[3], const mjtNum* xmat, int k) {
   a[0] = xmat[k];
@@ -119,18 +135,9 @@ static int geom_points(mjtNum* pts, int max, const mjModel* m, const mjData* d, 
       if (mesh < 0) break;
       const float* v = m->mesh_vert + 3 * m->mesh_vertadr[mesh];
       int nvert = m->mesh_vertnum[mesh];
-      // keep the lowest `max` vertices along -n would need a sort; keep those within 5 cm of the
-      // lowest instead (callers filter by margin), in vertex order (deterministic)
-      mjtNum lowest = INFINITY;
-      for (int i = 0; i < nvert; i++) {
-        mjtNum h = 0;
-        for (int k = 0; k < 3; k++) h += v[3 * i + k] * mju_dot3(ax[k], n);
-        if (h < lowest) lowest = h;
-      }
+      // every vertex (the caller's buffer holds mesh_vertnum; callers filter by margin), in
+      // vertex order (deterministic)
       for (int i = 0; i < nvert && np < max; i++) {
-        mjtNum h = 0;
-        for (int k = 0; k < 3; k++) h += v[3 * i + k] * mju_dot3(ax[k], n);
-        if (h > lowest + 0.05) continue;
         for (int j = 0; j < 3; j++) {
           pts[3 * np + j] = c[j] + v[3 * i] * ax[0][j] + v[3 * i + 1] * ax[1][j] +
                             v[3 * i + 2] * ax[2][j];
@@ -150,12 +157,27 @@ static int patch_capable(int type) {
          type == mjGEOM_SPHERE || type == mjGEOM_ELLIPSOID || type == mjGEOM_MESH;
 }
 
-// smallest gap of body b's geoms above surface S (support function along -n)
-static mjtNum body_min_gap(const mjModel* m, const mjData* d, int b, const Surface* S) {
-  mjtNum pts[3 * CUSP_MAXCAND], best = INFINITY;
+// number of points geom_points can return for geom g (its buffer size)
+static int geom_point_count(const mjModel* m, int g) {
+  switch (m->geom_type[g]) {
+    case mjGEOM_BOX: return 8;
+    case mjGEOM_CYLINDER: return 2 * (CUSP_NRIM + 1);
+    case mjGEOM_CAPSULE: return 2;
+    case mjGEOM_SPHERE:
+    case mjGEOM_ELLIPSOID: return 1;
+    case mjGEOM_MESH: return m->geom_dataid[g] >= 0 ? m->mesh_vertnum[m->geom_dataid[g]] : 0;
+    default: return 0;
+  }
+}
+
+// smallest gap of body b's geoms above surface S (support function along -n); pts: scratch of
+// 3 x (the largest geom_point_count of b's geoms)
+static mjtNum body_min_gap(mjtNum* pts, const mjModel* m, const mjData* d, int b,
+                           const Surface* S) {
+  mjtNum best = INFINITY;
   for (int g = m->body_geomadr[b]; g < m->body_geomadr[b] + m->body_geomnum[b]; g++) {
     if (!patch_capable(m->geom_type[g])) continue;
-    int np = geom_points(pts, CUSP_MAXCAND, m, d, g, S->n);
+    int np = geom_points(pts, geom_point_count(m, g), m, d, g, S->n);
     for (int i = 0; i < np; i++) {
       mjtNum r[3];
       mju_sub3(r, pts + 3 * i, S->c);
@@ -205,12 +227,13 @@ static void box_face(Surface* S, const mjModel* m, const mjData* d, int g, int f
 }
 
 // the face of box g that separates it best from body b (largest minimum gap); returns that gap
-static mjtNum best_box_face(Surface* S, const mjModel* m, const mjData* d, int g, int b) {
+static mjtNum best_box_face(Surface* S, mjtNum* pts, const mjModel* m, const mjData* d, int g,
+                            int b) {
   mjtNum best = -INFINITY;
   Surface T;
   for (int f = 0; f < 6; f++) {
     box_face(&T, m, d, g, f);
-    mjtNum gap = body_min_gap(m, d, b, &T);
+    mjtNum gap = body_min_gap(pts, m, d, b, &T);
     if (gap > best) {
       best = gap;
       *S = T;
@@ -396,11 +419,9 @@ static mjtNum region_absint(const Region* r, const mjtNum* p, int n, const mjtNu
 
 // er over several regions (one per geom): the highest dimension present wins (feet of a table:
 // their areas; the two balls of a dumbbell: points)
-static mjtNum multi_mean_distance(mjtNum centroid[2], const mjtNum* const* regions,
+static mjtNum multi_mean_distance(mjtNum centroid[2], Region* r, const mjtNum* const* regions,
                                   const int* counts, int nregion) {
-  Region r[CUSP_MAXREGION];
   int dim = -1;
-  if (nregion > CUSP_MAXREGION) nregion = CUSP_MAXREGION;
   for (int i = 0; i < nregion; i++) {
     region_measure(r + i, regions[i], counts[i]);
     if (r[i].dim > dim) dim = r[i].dim;
@@ -426,22 +447,31 @@ static mjtNum multi_mean_distance(mjtNum centroid[2], const mjtNum* const* regio
 }
 
 mjtNum cusp_patch_mean_distance(mjtNum centroid[2], const mjtNum* pts, int np) {
-  Cand c[CUSP_MAXCAND], tmp[CUSP_MAXCAND + 1];
-  if (np > CUSP_MAXCAND) np = CUSP_MAXCAND;
-  for (int i = 0; i < np; i++) {
-    c[i].x[0] = pts[2 * i];
-    c[i].x[1] = pts[2 * i + 1];
-    c[i].gap = 0;
-    c[i].geom = 0;
+  // a tool's query, not the step: plain allocation, any np
+  Cand* c = (Cand*)malloc((size_t)(np + 1) * sizeof(Cand));
+  Cand* tmp = (Cand*)malloc((size_t)(2 * np + 2) * sizeof(Cand));
+  mjtNum* p = (mjtNum*)malloc((size_t)(2 * np + 2) * sizeof(mjtNum));
+  mjtNum result = NAN;
+  if (c && tmp && p) {
+    for (int i = 0; i < np; i++) {
+      c[i].x[0] = pts[2 * i];
+      c[i].x[1] = pts[2 * i + 1];
+      c[i].gap = 0;
+      c[i].geom = 0;
+    }
+    int nh = hull2(c, np, tmp);
+    for (int i = 0; i < nh; i++) {
+      p[2 * i] = c[i].x[0];
+      p[2 * i + 1] = c[i].x[1];
+    }
+    const mjtNum* regions[1] = {p};
+    Region r[1];
+    result = multi_mean_distance(centroid, r, regions, &nh, 1);
   }
-  int nh = hull2(c, np, tmp);
-  mjtNum p[2 * CUSP_MAXCAND];
-  for (int i = 0; i < nh; i++) {
-    p[2 * i] = c[i].x[0];
-    p[2 * i + 1] = c[i].x[1];
-  }
-  const mjtNum* regions[1] = {p};
-  return multi_mean_distance(centroid, regions, &nh, 1);
+  free(c);
+  free(tmp);
+  free(p);
+  return result;
 }
 
 void cusp_patch_limit_surface(mjtNum e[3], const cuspConfig* cfg, int body, mjtNum er_default) {
@@ -468,20 +498,68 @@ static cuspPatch* new_patch(cuspPatchWork* w) {
   return p;
 }
 
+// the scratch of P points and R regions carved from base (NULL: only the size); returns bytes
+static size_t scratch_layout(Scratch* s, void* base, int P, int R) {
+  size_t off = 0;
+#define CUSP_CARVE(field, type, count)                                   \
+  do {                                                                   \
+    if (base) s->field = (type*)((char*)base + off);                     \
+    off += ((sizeof(type) * (size_t)(count) + 15) / 16) * 16;            \
+  } while (0)
+  CUSP_CARVE(pts, mjtNum, 3 * P);
+  CUSP_CARVE(cand, Cand, P);
+  CUSP_CARVE(tmp, Cand, P + 1);
+  CUSP_CARVE(fc, Cand, P + 4);
+  CUSP_CARVE(c1, Cand, P + 4);
+  CUSP_CARVE(c2, Cand, P + 4);
+  CUSP_CARVE(clip, Cand, 2 * P + 4 * R + 4);
+  CUSP_CARVE(feat, mjtNum, 2 * (P + 4 * R));
+  CUSP_CARVE(feat_gap, mjtNum, P + 4 * R);
+  CUSP_CARVE(regions, const mjtNum*, R);
+  CUSP_CARVE(counts, int, R);
+  CUSP_CARVE(region, Region, R);
+#undef CUSP_CARVE
+  if (base) {
+    s->cap = P;
+    s->nreg = R;
+  }
+  return off;
+}
+
+void cusp_patch_detect_sizes(int* points, int* regions, const mjModel* m) {
+  int P = 24, R = 1;
+  for (int b = 0; b < m->nbody; b++) {
+    int count = 0;
+    for (int g = m->body_geomadr[b]; g < m->body_geomadr[b] + m->body_geomnum[b]; g++) {
+      count += geom_point_count(m, g);
+    }
+    if (count > P) P = count;
+    if (m->body_geomnum[b] > R) R = m->body_geomnum[b];
+  }
+  *points = P;
+  *regions = R;
+}
+
+size_t cusp_patch_detect_worksize(int points, int regions) {
+  Scratch s;
+  return scratch_layout(&s, NULL, points, regions);
+}
+
 // Build the patch of body b on surface S from its geoms' points within margin. Returns 1 if a patch
 // was added, 0 if nothing is within margin, -1 out of memory.
 static int surface_patch(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m,
                          const mjData* d, int b, const Surface* S) {
-  Cand cand[CUSP_MAXCAND], tmp[CUSP_MAXCAND + 1], clip[CUSP_MAXCAND + 8];
-  mjtNum pts[3 * CUSP_MAXCAND];
+  Scratch sc;
+  scratch_layout(&sc, w->detect_work, w->detect_points, w->detect_regions);
+  Cand *cand = sc.cand, *tmp = sc.tmp, *clip = sc.clip;
   int nc = 0, first_geom = -1;
   mjtNum gmin = INFINITY;
   for (int g = m->body_geomadr[b]; g < m->body_geomadr[b] + m->body_geomnum[b]; g++) {
     if (!patch_capable(m->geom_type[g])) continue;
-    int np = geom_points(pts, CUSP_MAXCAND, m, d, g, S->n);
-    for (int i = 0; i < np && nc < CUSP_MAXCAND; i++) {
+    int np = geom_points(sc.pts, geom_point_count(m, g), m, d, g, S->n);
+    for (int i = 0; i < np; i++) {
       mjtNum r[3];
-      mju_sub3(r, pts + 3 * i, S->c);
+      mju_sub3(r, sc.pts + 3 * i, S->c);
       mjtNum gap = mju_dot3(r, S->n);
       if (gap >= cfg->margin) continue;
       Cand* c = cand + nc++;
@@ -497,14 +575,13 @@ static int surface_patch(cuspPatchWork* w, const cuspConfig* cfg, const mjModel*
 
   // support feature (for er): points within CUSP_FEATURE_TOL of the deepest, grouped by geom
   // m: (t, o) and gap of each feature point; every region may grow by 4 points when clipped
-  mjtNum feat[2 * (CUSP_MAXCAND + 4 * CUSP_MAXREGION)];
-  mjtNum feat_gap[CUSP_MAXCAND + 4 * CUSP_MAXREGION];
-  const mjtNum* regions[CUSP_MAXREGION];
-  int counts[CUSP_MAXREGION], nregion = 0, nfeat = 0;
+  mjtNum *feat = sc.feat, *feat_gap = sc.feat_gap;
+  const mjtNum** regions = sc.regions;
+  int* counts = sc.counts;
+  int nregion = 0, nfeat = 0;
   int is_full_cap = -1;  // a single cylinder cap flat on the surface: er = 2R/3 exactly
-  for (int g = m->body_geomadr[b];
-       g < m->body_geomadr[b] + m->body_geomnum[b] && nregion < CUSP_MAXREGION; g++) {
-    Cand fc[CUSP_MAXCLIP];
+  for (int g = m->body_geomadr[b]; g < m->body_geomadr[b] + m->body_geomnum[b]; g++) {
+    Cand* fc = sc.fc;
     int nf = 0;
     for (int i = 0; i < nc; i++) {
       if (cand[i].geom == g && cand[i].gap <= gmin + CUSP_FEATURE_TOL) fc[nf++] = cand[i];
@@ -514,11 +591,10 @@ static int surface_patch(cuspPatchWork* w, const cuspConfig* cfg, const mjModel*
     int nh = hull2(fc, nf, tmp);
     if (S->finite) {
       // the feature inside the face only
-      Cand c1[CUSP_MAXCLIP], c2[CUSP_MAXCLIP];
-      int k = clip_half(c1, fc, nh, 0, 1, S->half[0]);
-      k = clip_half(c2, c1, k, 0, -1, S->half[0]);
-      k = clip_half(c1, c2, k, 1, 1, S->half[1]);
-      nh = clip_half(fc, c1, k, 1, -1, S->half[1]);
+      int k = clip_half(sc.c1, fc, nh, 0, 1, S->half[0]);
+      k = clip_half(sc.c2, sc.c1, k, 0, -1, S->half[0]);
+      k = clip_half(sc.c1, sc.c2, k, 1, 1, S->half[1]);
+      nh = clip_half(fc, sc.c1, k, 1, -1, S->half[1]);
       if (!nh) continue;
     }
     regions[nregion] = feat + 2 * nfeat;
@@ -532,25 +608,22 @@ static int surface_patch(cuspPatchWork* w, const cuspConfig* cfg, const mjModel*
   if (S->finite && !nregion) return 0;  // the body is beside the face, not on it
   if (nregion > 1) is_full_cap = -1;
 
-  // vertices: hull of the candidates (clipped to a finite face) plus the deepest candidate
+  // vertices: hull of the candidates (clipped to a finite face) plus the feature points
   int nh = hull2(cand, nc, tmp);
-  // (hull2 sorted cand; the deepest point may be interior: find it again among the originals is
-  // not possible after the in-place hull, so recompute it from the hull and the feature below)
   int nv = nh;
   memcpy(clip, cand, nh * sizeof(Cand));
   if (S->finite) {
-    Cand c1[CUSP_MAXCAND + 8];
-    int k = clip_half(c1, clip, nv, 0, 1, S->half[0]);
-    k = clip_half(clip, c1, k, 0, -1, S->half[0]);
-    k = clip_half(c1, clip, k, 1, 1, S->half[1]);
-    nv = clip_half(clip, c1, k, 1, -1, S->half[1]);
+    int k = clip_half(sc.c1, clip, nv, 0, 1, S->half[0]);
+    k = clip_half(clip, sc.c1, k, 0, -1, S->half[0]);
+    k = clip_half(sc.c1, clip, k, 1, 1, S->half[1]);
+    nv = clip_half(clip, sc.c1, k, 1, -1, S->half[1]);
   }
   if (!nv) return 0;
   // feature points not already vertices (a rounded bottom touches inside the hull; a point on a
   // hull edge was dropped as collinear), each with its own gap: on a tilted body the feature spans
   // up to CUSP_FEATURE_TOL, and giving every such point the deepest gap pushed them out of the
   // surface (a spurious separating impulse, energy gain at landings)
-  for (int i = 0; i < nfeat && nv < CUSP_MAXCAND + 8; i++) {
+  for (int i = 0; i < nfeat; i++) {
     int dup = 0;
     for (int j = 0; j < nv && !dup; j++) {
       dup = fabs(clip[j].x[0] - feat[2 * i]) < 1e-9 && fabs(clip[j].x[1] - feat[2 * i + 1]) < 1e-9;
@@ -564,9 +637,21 @@ static int surface_patch(cuspPatchWork* w, const cuspConfig* cfg, const mjModel*
     }
   }
   if (nv > CUSP_PATCH_MAXVERT) {
-    // keep an evenly spread subset (deterministic): the hull order is preserved
+    // More vertices than a patch has rows: keep CUSP_PATCH_MAXVERT of them evenly spread along
+    // the hull (deterministic; the outline becomes a polygon of chords, for a 200-sided can
+    // within r (1 - cos(pi / 32)) = 0.5% of its radius), always including the deepest vertex.
+    int deepest = 0;
+    for (int i = 1; i < nv; i++) {
+      if (clip[i].gap < clip[deepest].gap) deepest = i;
+    }
     Cand keep[CUSP_PATCH_MAXVERT];
-    for (int i = 0; i < CUSP_PATCH_MAXVERT; i++) keep[i] = clip[(long)i * nv / CUSP_PATCH_MAXVERT];
+    int has_deepest = 0;
+    for (int i = 0; i < CUSP_PATCH_MAXVERT; i++) {
+      int k = (int)((long)i * nv / CUSP_PATCH_MAXVERT);
+      keep[i] = clip[k];
+      has_deepest |= k == deepest;
+    }
+    if (!has_deepest) keep[CUSP_PATCH_MAXVERT - 1] = clip[deepest];
     memcpy(clip, keep, sizeof(keep));
     nv = CUSP_PATCH_MAXVERT;
   }
@@ -608,7 +693,7 @@ static int surface_patch(cuspPatchWork* w, const cuspConfig* cfg, const mjModel*
   if (is_full_cap >= 0) {
     er = 2.0 / 3.0 * m->geom_size[3 * is_full_cap];
   } else {
-    er = multi_mean_distance(centroid, regions, counts, nregion);
+    er = multi_mean_distance(centroid, (Region*)sc.region, regions, counts, nregion);
   }
   cusp_patch_limit_surface(p->e, cfg, b, er);
   p->mu = cusp_pair_friction(cfg, m, first_geom, S->geom);
@@ -704,7 +789,9 @@ static int body_vs_env(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m
       }
     }
     if (!near) return 0;
-    best_box_face(&S, m, d, g, b);
+    Scratch sc;
+    scratch_layout(&sc, w->detect_work, w->detect_points, w->detect_regions);
+    best_box_face(&S, sc.pts, m, d, g, b);
     S.body = m->geom_bodyid[g];
     return surface_patch(w, cfg, m, d, b, &S) < 0 ? -1 : 0;
   }
@@ -731,6 +818,8 @@ static mjtNum support_score(const mjModel* m, const Surface* S) {
 // faces, so the representation does not flip from step to step with rounding.
 static int body_vs_body(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, mjData* d,
                         int a, int b) {
+  Scratch sc;
+  scratch_layout(&sc, w->detect_work, w->detect_points, w->detect_regions);
   Surface best, S;
   mjtNum best_gap = -INFINITY, best_score = -INFINITY;
   int best_body = -1;
@@ -748,7 +837,7 @@ static int body_vs_body(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* 
         }
       }
       if (!near) continue;
-      mjtNum gap = best_box_face(&S, m, d, g, body);
+      mjtNum gap = best_box_face(&S, sc.pts, m, d, g, body);
       mjtNum score = support_score(m, &S);
       int better = gap > best_gap + CUSP_FEATURE_TOL ||
                    (gap >= best_gap - CUSP_FEATURE_TOL && score > best_score + 1e-9);

@@ -30,6 +30,9 @@ extern void dgeqp3_(const int* m, const int* n, double* a, const int* lda, int* 
 
 int cusp_dgetrf(mjtNum* a, int* ipiv, int m, int n, int lda) {
   int info = 0;
+  // empty problems return before LAPACK, whose argument check (lda >= max(1, n)) would call
+  // xerbla, which prints and exits the whole process
+  if (m <= 0 || n <= 0) return 0;
   dgetrf_(&m, &n, a, &lda, ipiv, &info);
   return info;
 }
@@ -37,6 +40,7 @@ int cusp_dgetrf(mjtNum* a, int* ipiv, int m, int n, int lda) {
 int cusp_dgetrs(mjtNum* b, char trans, const mjtNum* lu, const int* ipiv, int n, int nrhs,
                 int lda, int ldb) {
   int info = 0;
+  if (n <= 0 || nrhs <= 0) return 0;
   dgetrs_(&trans, &n, &nrhs, lu, &lda, ipiv, b, &ldb, &info);
   return info;
 }
@@ -45,18 +49,24 @@ int cusp_dgecon(mjtNum* rcond, const mjtNum* lu, mjtNum anorm, int n, int lda, m
                 int* iwork) {
   int info = 0;
   const char norm = '1';
+  if (n <= 0) {
+    *rcond = 1;
+    return 0;
+  }
   dgecon_(&norm, &n, lu, &lda, &anorm, rcond, work, iwork, &info);
   return info;
 }
 
 mjtNum cusp_dlange1(const mjtNum* a, int m, int n, int lda) {
   const char norm = '1';
+  if (m <= 0 || n <= 0) return 0;
   return dlange_(&norm, &m, &n, a, &lda, 0);
 }
 
 int cusp_dpotrf(mjtNum* a, int n, int lda) {
   int info = 0;
   const char uplo = 'L';
+  if (n <= 0) return 0;
   dpotrf_(&uplo, &n, a, &lda, &info);
   return info;
 }
@@ -64,6 +74,7 @@ int cusp_dpotrf(mjtNum* a, int n, int lda) {
 int cusp_dpotrs(mjtNum* b, const mjtNum* l, int n, int nrhs, int lda, int ldb) {
   int info = 0;
   const char uplo = 'L';
+  if (n <= 0 || nrhs <= 0) return 0;
   dpotrs_(&uplo, &n, &nrhs, l, &lda, b, &ldb, &info);
   return info;
 }
@@ -167,6 +178,7 @@ void cusp_dgemv(mjtNum* y, char trans, const mjtNum* a, const mjtNum* x, mjtNum 
 int cusp_dgeqp3(mjtNum* a, int* jpvt, mjtNum* tau, int m, int n, int lda, mjtNum* work,
                 int lwork) {
   int info = 0;
+  if (m <= 0 || n <= 0) return 0;
   dgeqp3_(&m, &n, a, &lda, jpvt, tau, work, &lwork, &info);
   return info;
 }

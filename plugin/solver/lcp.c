@@ -157,6 +157,7 @@ static const cuspLcpBackend kBackends[CUSP_LCP_NBACKEND] = {
     {"pgs", cusp_lcp_pgs, cusp_lcp_pgs_worksize},
     {"fbnewton", cusp_lcp_fbnewton, cusp_lcp_fbnewton_worksize},
     {"chain", cusp_lcp_chain, cusp_lcp_chain_worksize},
+    {"ncpsmooth", cusp_lcp_ncpsmooth, cusp_lcp_ncpsmooth_worksize},
 };
 
 const cuspLcpBackend* cusp_lcp_backend(cuspLcpBackendId id) {

@@ -84,11 +84,12 @@ typedef enum cuspLcpBackendId_ {
   CUSP_LCP_PGS,
   CUSP_LCP_FBNEWTON,
   CUSP_LCP_CHAIN,
+  CUSP_LCP_NCPSMOOTH,  // not a chain member: the chain holds the ids before CUSP_LCP_CHAIN
   CUSP_LCP_NBACKEND
 } cuspLcpBackendId;
 
 typedef struct cuspLcpBackend_ {
-  const char* name;        // "lemke", "pgs", "fbnewton", "chain"
+  const char* name;        // "lemke", "pgs", "fbnewton", "chain", "ncpsmooth"
   cuspLcpSolveFn solve;
   cuspLcpWorksizeFn worksize;
 } cuspLcpBackend;
@@ -100,7 +101,7 @@ typedef struct cuspLcpBackend_ {
 // box). Work is counted in units of about one multiply-add, by a fixed cost per iteration (a model
 // of what the iteration does, not a measurement; the constant term stands for callbacks and
 // bookkeeping of small problems):
-//   Newton step (fbnewton, MCP)  n^3 / 3 + 8 n^2 + 4096   (LU, H = Da + Db J, line search)
+//   Newton step (fbnewton, ncpsmooth, MCP)  n^3 / 3 + 8 n^2 + 4096   (LU, Jacobian, line search)
 //   PGS sweep                    n^2 + 64; block sweeps (block b) n^2 + 2 n b^2 + 64
 //   Lemke pivot                  2 n^2 + 64               (basis-inverse update, entering column)
 // A run may do budget / cost iterations, but never fewer than the floor that a default
@@ -157,6 +158,11 @@ cuspLcpStatus cusp_lcp_fbnewton(mjtNum* z, mjtNum* w, cuspLcpInfo* info,
 size_t cusp_lcp_chain_worksize(int n);
 cuspLcpStatus cusp_lcp_chain(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const cuspLcpProblem* prob,
                              const cuspLcpOptions* opt, void* work, size_t work_bytes);
+// Smoothing Newton (Chen-Harker-Kanzow-Smale smoothing driven to zero, Armijo line search).
+size_t cusp_lcp_ncpsmooth_worksize(int n);
+cuspLcpStatus cusp_lcp_ncpsmooth(mjtNum* z, mjtNum* w, cuspLcpInfo* info,
+                                 const cuspLcpProblem* prob, const cuspLcpOptions* opt, void* work,
+                                 size_t work_bytes);
 // opt with `id` taken out of its chain (the others keep their order)
 cuspLcpOptions cusp_lcp_chain_without(const cuspLcpOptions* opt, cuspLcpBackendId id);
 

@@ -229,7 +229,8 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
     for (int attempt = 0; attempt < 3 && !accepted; attempt++) {
       int ok = 0;
       if (attempt < 2) {
-        if (attempt == 1 && nred == n) continue;  // LM on R is the full LM below
+        // LM on R is the full LM below when R is everything, and nothing when R is empty
+        if (attempt == 1 && (nred == n || nred == 0)) continue;
         reduced_rhs(d, rhs, H, phi, da, db, rows, nred, n);
         if (attempt == 0) {
           gather_block(K, H, rows, nred, n);

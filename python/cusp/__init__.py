@@ -1,10 +1,14 @@
 """cusp: complementarity contact for MuJoCo, from Python through the official bindings.
 
-``load()`` registers the ``cusp.contact`` engine plugin (libcusp.so) with MuJoCo once;
+``import cusp`` registers the ``cusp.contact`` engine plugin (libcusp.so) with MuJoCo (so does
+``import mujoco`` once cusp is pip-installed, through the ``mujoco.plugins`` entry point);
+``load()`` does it explicitly and raises :class:`PluginError` if it cannot;
 ``stock_twin(spec)`` turns a cusp scene into its stock-MuJoCo twin in memory; ``run(...)`` runs a
-scene headless through the ``cusp-sim`` tool and returns its summary and time series;
-``compare(...)`` runs a scene and its stock twin; ``contacts(model, data)`` returns the contact
-results of the last step as numpy arrays.
+scene headless with ``cusp-sim``'s own loop, in this process, and returns its summary and time
+series; ``compare(...)`` runs a scene and its stock twin; ``run``, ``compare``, ``render``,
+``view`` and ``step`` take a controller ``ctrl(model, data)``; ``contacts(model, data)`` returns
+the contact results of the last step as numpy arrays (MuJoCo's own for a stock twin);
+``sync_viewer`` draws cusp's markers in your own passive-viewer loop.
 
 The plugin keeps its state per ``MjData``: several ``MjData`` of one model can be stepped in
 parallel threads (for example by ``mujoco.rollout``) and give the same results as one after the
@@ -20,61 +24,26 @@ import io
 import json
 import os
 import pathlib
-import subprocess
 import tempfile
-import threading
-from typing import Any
+from typing import Any, Callable
 
-# Headless machines: MuJoCo's offscreen renderer through EGL (Mesa) unless told otherwise; must be
-# set before mujoco is imported. With a display (or under Xvfb) MuJoCo's default (GLFW) is kept.
-if "MUJOCO_GL" not in os.environ and not os.environ.get("DISPLAY"):
-    os.environ["MUJOCO_GL"] = "egl"
+from cusp._plugin import (PLUGIN_NAME, REPO, PluginError, build_dir, load,  # noqa: F401
+                          pinned_mujoco_version, plugin_path, registered_path)
+from cusp._plugin import headless_gl as _headless_gl
+
+_headless_gl()
 
 import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-PLUGIN_NAME = "cusp.contact"
-_load_lock = threading.Lock()
-_loaded_path: str | None = None
 
-
-def pinned_mujoco_version() -> str:
-    """The MuJoCo version the project pins (the one line of MUJOCO_VERSION)."""
-    return (REPO / "MUJOCO_VERSION").read_text().strip()
-
-
-def plugin_path() -> pathlib.Path:
-    """Where libcusp.so is: $CUSP_PLUGIN, next to this package, or the repository's build/."""
-    env = os.environ.get("CUSP_PLUGIN")
-    candidates = [pathlib.Path(env)] if env else []
-    candidates += [pathlib.Path(__file__).parent / "libcusp.so", REPO / "build" / "libcusp.so"]
-    for path in candidates:
-        if path.is_file():
-            return path
-    raise FileNotFoundError(
-        "libcusp.so not found (looked at: " + ", ".join(map(str, candidates)) +
-        "); build it with scripts/build or set CUSP_PLUGIN")
-
-
-def build_dir() -> pathlib.Path:
-    """The directory holding libcusp.so and the command line tools."""
-    return plugin_path().parent
-
-
-def load() -> str:
-    """Load the plugin library into MuJoCo once per process; returns its path."""
-    global _loaded_path
-    with _load_lock:
-        if _loaded_path is None:
-            if mujoco.__version__ != pinned_mujoco_version():
-                raise RuntimeError(
-                    f"cusp was built for MuJoCo {pinned_mujoco_version()}, "
-                    f"but this Python has mujoco {mujoco.__version__}")
-            path = str(plugin_path())
-            mujoco.mj_loadPluginLibrary(path)
-            _loaded_path = path
-        return _loaded_path
+# import cusp registers cusp.contact (pip install does it already at import mujoco, through the
+# mujoco.plugins entry point), so MuJoCo parses cusp scenes right away. A failure is kept for
+# load() to raise when cusp is used: importing must not fail on a machine without the library.
+try:
+    load()
+except PluginError:
+    pass
 
 
 def _cusp_plugins(spec: mujoco.MjSpec) -> list:
@@ -100,27 +69,65 @@ def registered_geoms(spec: mujoco.MjSpec) -> list:
     return geoms
 
 
+class SceneError(ValueError):
+    """A scene that cannot be opened, parsed or compiled; the message is one line."""
+
+
+def one_line(message: str) -> str:
+    """MuJoCo's multi-line load / compile errors as one line: repeated lines dropped (MuJoCo 4.0
+    initialises plugins twice while compiling, so their warning comes twice), and MuJoCo's
+    generic "plugin->init failed" dropped when the plugin said why."""
+    lines = list(dict.fromkeys(line.strip() for line in message.splitlines() if line.strip()))
+    if len(lines) > 1:
+        lines = [line for line in lines if "plugin->init failed" not in line] or lines
+    if any(f"plugin {PLUGIN_NAME} not found" in line for line in lines):
+        lines.append(f"{PLUGIN_NAME} is not registered in this process: import cusp first, or "
+                     "pip install the cusp checkout so that import mujoco registers it")
+    return "; ".join(lines)
+
+
 def stock_twin(spec: mujoco.MjSpec) -> mujoco.MjSpec:
     """Edit ``spec`` in place into its stock twin and return it: every cusp.contact instance (and
-    plugin sensor reading one) removed, every registered geom given contype = conaffinity = 1."""
-    instances = {p.name for p in _cusp_plugins(spec)}
-    for geom in registered_geoms(spec):
-        geom.contype = 1
-        geom.conaffinity = 1
-    for sensor in list(spec.sensors):
-        if sensor.type == mujoco.mjtSensor.mjSENS_PLUGIN and (
-                sensor.plugin.plugin_name == PLUGIN_NAME or sensor.plugin.name in instances):
-            spec.delete(sensor)
-    for plugin in _cusp_plugins(spec):
-        spec.delete(plugin)
+    plugin sensor reading one) removed, every registered geom given contype = conaffinity = 1.
+    The same C code as ``cusp-sim --stock`` and ``cusp-mjcf expand --stock`` (cusp_stock_twin in
+    libcusp.so, on the spec's mjSpec)."""
+    lib = _library()
+    err = ctypes.create_string_buffer(2048)
+    if lib.cusp_stock_twin(ctypes.c_void_p(spec._address), err, len(err)) < 0:
+        raise SceneError(one_line(err.value.decode()))
     return spec
 
 
-def load_spec(scene: str | os.PathLike, stock: bool = False, **overrides: Any) -> mujoco.MjSpec:
-    """Parse a scene; apply config overrides (key=value) to its cusp.contact instance, or make
-    its stock twin."""
+def scene_name(scene: Any) -> str:
+    """A scene's name for messages and summaries: the path, or an MjSpec's model name."""
+    return scene.modelname if isinstance(scene, mujoco.MjSpec) else str(scene)
+
+
+def _copy_spec(spec: mujoco.MjSpec) -> mujoco.MjSpec:
+    """``spec.copy()`` with its plugin instances, which MuJoCo 4.0's copy leaves out."""
+    copy = spec.copy()
+    if not len(copy.plugins):
+        for plugin in spec.plugins:
+            added = copy.add_plugin(name=plugin.name, plugin_name=plugin.plugin_name,
+                                    active=plugin.active)
+            added.config = dict(plugin.config)
+    return copy
+
+
+def load_spec(scene: Any, stock: bool = False, **overrides: Any) -> mujoco.MjSpec:
+    """Parse a scene (or copy an MjSpec); apply config overrides (key=value) to its
+    cusp.contact instance, or make its stock twin (overrides are then ignored, as by ``cusp-sim --stock``). Raises
+    :class:`SceneError` (one line) for a missing or unparsable file."""
     load()
-    spec = mujoco.MjSpec.from_file(str(scene))
+    if isinstance(scene, mujoco.MjSpec):
+        spec = _copy_spec(scene)  # the caller's spec stays as it is
+    elif not pathlib.Path(scene).is_file():
+        raise SceneError(f"cannot open scene '{scene}'")
+    else:
+        try:
+            spec = mujoco.MjSpec.from_file(str(scene))
+        except ValueError as err:
+            raise SceneError(f"cannot load {scene}: {one_line(str(err))}") from None
     if stock:
         return stock_twin(spec)
     for plugin in _cusp_plugins(spec):
@@ -130,64 +137,120 @@ def load_spec(scene: str | os.PathLike, stock: bool = False, **overrides: Any) -
     return spec
 
 
-def sim_command(scene: str | os.PathLike, seconds: float | None = None, stock: bool = False,
-                timestep: float | None = None, csv_path: str | None = None,
-                solver: str | None = None, overrides: dict | None = None) -> list[str]:
-    """The cusp-sim command line for these arguments."""
-    cmd = [str(build_dir() / "cusp-sim"), str(scene)]
-    if seconds is not None:
-        cmd += ["--seconds", repr(float(seconds))]
-    if timestep is not None:
-        cmd += ["--timestep", repr(float(timestep))]
-    if stock:
-        cmd.append("--stock")
-    if csv_path:
-        cmd += ["--csv", csv_path]
-    if solver:
-        cmd += ["--solver", solver]
-    for key, value in (overrides or {}).items():
-        cmd += ["--set", f"{key}={value}"]
-    return cmd
+def compile_spec(spec: mujoco.MjSpec, scene: Any = "scene") -> mujoco.MjModel:
+    """``spec.compile()`` with MuJoCo's error as a one-line :class:`SceneError` naming the
+    scene (a bad config key: key, value and reason)."""
+    try:
+        return spec.compile()
+    except ValueError as err:
+        raise SceneError(f"{scene_name(scene)}: {one_line(str(err))}") from None
 
 
-def run(scene: str | os.PathLike, seconds: float = 2.0, stock: bool = False,
+#: a controller: called as ``ctrl(model, data)`` before every ``mj_step``
+Controller = Callable[[mujoco.MjModel, mujoco.MjData], None]
+
+
+def step(model: mujoco.MjModel, data: mujoco.MjData, nstep: int = 1,
+         ctrl: Controller | None = None) -> None:
+    """``nstep`` steps, calling ``ctrl(model, data)`` before each ``mj_step`` (the loop that
+    :func:`run`, ``cusp-sim``, :func:`compare`, ``render`` and ``view`` all use)."""
+    if ctrl is None:
+        mujoco.mj_step(model, data, nstep)
+        return
+    for _ in range(nstep):
+        ctrl(model, data)
+        mujoco.mj_step(model, data)
+
+
+_SIM_HOOK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+
+
+def run(scene: Any, seconds: float = 2.0, stock: bool = False,
         timestep: float | None = None, solver: str | None = None, progress: bool = False,
+        ctrl: Controller | None = None, csv_path: str | os.PathLike | None = None,
         **overrides: Any) -> tuple[dict, dict[str, np.ndarray]]:
-    """Run a scene headless with cusp-sim (``stock=True``: its stock twin).
+    """Run a scene (an MJCF file or an MjSpec) headless, exactly as ``cusp-sim`` does (its loop,
+    in libcusp.so, in this process); ``stock=True``: its stock twin.
 
+    ``ctrl(model, data)``, if given, is called before every step (set ``data.ctrl``, or anything
+    else); the same controller on the cusp scene and on its stock twin is a fair comparison.
     Returns (summary, series): cusp-sim's JSON summary (dict) and its CSV as a dict of numpy
     arrays, one per column in CSV order: time (s), kinetic_J, potential_J, max_penetration_m,
     ncontact, nstick, nslide, nbreak, solver_iterations, solver_status, normal_force_N, then
-    ``<body>_x, _y, _z, _qw, _qx, _qy, _qz`` for every free body (see README). ``overrides`` are
-    config keys of the cusp.contact instance (``--set key=value``). ``progress``: a text progress
-    bar on stderr while it runs."""
-    with tempfile.TemporaryDirectory() as tmp:
-        csv_path = os.path.join(tmp, "run.csv")
-        cmd = sim_command(scene, seconds, stock, timestep, csv_path, solver, overrides)
-        if progress:
-            from cusp.progress import run_with_progress
-
-            label = f"{pathlib.Path(scene).name} {'stock' if stock else 'cusp'}"
-            returncode, stdout, stderr = run_with_progress(cmd, csv_path, seconds, label)
-        else:
-            done = subprocess.run(cmd, capture_output=True, text=True)
-            returncode, stdout, stderr = done.returncode, done.stdout, done.stderr
-        if returncode != 0:
-            raise RuntimeError(f"cusp-sim failed ({returncode}): {stderr.strip()}")
-        summary = json.loads(stdout.strip().splitlines()[-1])
-        with open(csv_path) as f:
-            text = f.read()
-    rows = list(csv.reader(io.StringIO(text)))
+    ``<body>_x, _y, _z, _qw, _qx, _qy, _qz`` for every free body (see README); ``csv_path``
+    also keeps the CSV. ``overrides`` are config keys of the cusp.contact instance (``--set
+    key=value``; ``solver`` is one). ``progress``: a text progress bar on stderr."""
+    if solver:
+        overrides["solver"] = solver
+    text, table = _simulate(scene, seconds, stock, timestep, progress, ctrl, csv_path, overrides)
+    rows = list(csv.reader(io.StringIO(table)))
     header, body = rows[0], rows[1:]
-    data = np.array(body, dtype=float).reshape(len(body), len(header))
-    series = {name: data[:, i] for i, name in enumerate(header)}
-    return summary, series
+    values = np.array(body, dtype=float).reshape(len(body), len(header))
+    return json.loads(text), {name: values[:, i] for i, name in enumerate(header)}
 
 
-def compare(scene: str | os.PathLike, seconds: float = 2.0,
+def _simulate(scene: Any, seconds: float, stock: bool, timestep: float | None,
+              progress: bool, ctrl: Controller | None, csv_path: str | os.PathLike | None,
+              overrides: dict) -> tuple[str, str]:
+    """cusp_sim_run on a model compiled here: (the JSON summary line, the CSV text)."""
+    lib = _library()
+    original = compile_spec(load_spec(scene, **({} if stock else overrides)), scene)
+    registered = np.zeros(original.ngeom + 1, dtype=np.int8)
+    if lib.cusp_sim_registered_geoms(registered.ctypes.data_as(ctypes.c_char_p),
+                                     ctypes.c_void_p(original._address)):
+        raise SceneError(f"{scene_name(scene)}: bad cusp.contact config")
+    model = compile_spec(load_spec(scene, stock=True), scene) if stock else original
+    lib.cusp_sim_prepare_model(ctypes.c_void_p(model._address), float(timestep or 0.0))
+    data = mujoco.MjData(model)
+    bar = None
+    if progress:
+        from cusp.progress import Progress
+
+        label = pathlib.Path(scene_name(scene)).name
+        bar = Progress(seconds, f"{label} {'stock' if stock else 'cusp'}")
+    raised: list[BaseException] = []
+
+    def before_step(_: Any) -> int:
+        try:
+            if ctrl is not None:
+                ctrl(model, data)
+            if bar is not None:
+                bar.update(data.time)
+            return 0
+        except BaseException as err:  # noqa: B036 (re-raised below, with KeyboardInterrupt)
+            raised.append(err)
+            return 1
+
+    hook = _SIM_HOOK(before_step) if (ctrl is not None or bar is not None) else _SIM_HOOK()
+    json_buf = ctypes.create_string_buffer(4096)
+    err = ctypes.create_string_buffer(2048)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(csv_path) if csv_path else os.path.join(tmp, "run.csv")
+        if bar is not None:
+            bar.__enter__()
+        try:
+            status = lib.cusp_sim_run(json_buf, len(json_buf), err, len(err),
+                                      ctypes.c_void_p(model._address),
+                                      ctypes.c_void_p(data._address),
+                                      registered.ctypes.data_as(ctypes.c_char_p), int(stock),
+                                      scene_name(scene).encode(), float(seconds),
+                                      path.encode(), hook, None)
+        finally:
+            if bar is not None:
+                bar.__exit__(None, None, None)
+        if raised:
+            raise raised[0]
+        if status:
+            raise SceneError(f"{scene_name(scene)}: {err.value.decode()}")
+        with open(path) as f:
+            return json_buf.value.decode(), f.read()
+
+
+def compare(scene: Any, seconds: float = 2.0,
             **kwargs: Any) -> dict[str, tuple[dict, dict[str, np.ndarray]]]:
-    """Run a scene with cusp and as its stock twin (same arguments as :func:`run`); returns
-    ``{"cusp": (summary, series), "stock": (summary, series)}``."""
+    """Run a scene with cusp and as its stock twin (same arguments as :func:`run`, the same
+    controller ``ctrl`` for both); returns ``{"cusp": (summary, series), "stock": (summary,
+    series)}``."""
     return {"cusp": run(scene, seconds, stock=False, **kwargs),
             "stock": run(scene, seconds, stock=True, **kwargs)}
 
@@ -206,9 +269,9 @@ _lib: ctypes.CDLL | None = None
 def _library() -> ctypes.CDLL:
     """libcusp.so through ctypes (the same file MuJoCo loaded, so the same code)."""
     global _lib
-    load()
+    path = load()
     if _lib is None:
-        lib = ctypes.CDLL(str(plugin_path()))
+        lib = ctypes.CDLL(path)
         vp, ip, dp = ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_double)
         ipp = ctypes.POINTER(ctypes.c_int)
         lib.cusp_contacts_count.argtypes = [vp, vp, ip]
@@ -220,6 +283,16 @@ def _library() -> ctypes.CDLL:
         lib.cusp_visualize_export.restype = ip
         lib.cusp_contacts_normal_force.argtypes = [vp, vp, ip]
         lib.cusp_contacts_normal_force.restype = ctypes.c_double
+        cp = ctypes.c_char_p
+        lib.cusp_stock_twin.argtypes = [vp, cp, ip]
+        lib.cusp_stock_twin.restype = ip
+        lib.cusp_sim_registered_geoms.argtypes = [cp, vp]
+        lib.cusp_sim_registered_geoms.restype = ip
+        lib.cusp_sim_prepare_model.argtypes = [vp, ctypes.c_double]
+        lib.cusp_sim_prepare_model.restype = None
+        lib.cusp_sim_run.argtypes = [cp, ip, cp, ip, vp, vp, cp, ip, cp, ctypes.c_double, cp,
+                                     _SIM_HOOK, vp]
+        lib.cusp_sim_run.restype = ip
         _lib = lib
     return _lib
 
@@ -289,9 +362,13 @@ def _instance(model: mujoco.MjModel, data: mujoco.MjData, instance: int | None) 
 def contacts(model: mujoco.MjModel, data: mujoco.MjData, instance: int | None = None) -> Contacts:
     """The contact results of the last ``mj_step`` of ``data`` (see :class:`Contacts`).
 
-    ``instance``: plugin instance index (default: the first cusp.contact instance). Raises
-    ValueError if the model has no such instance."""
+    ``instance``: plugin instance index (default: the first cusp.contact instance). A model
+    without a cusp.contact instance (the stock twin) gives MuJoCo's own contacts in the same
+    format (see :func:`stock_contacts`), so one loop reads both. Raises ValueError if
+    ``instance`` names a plugin instance that is not cusp.contact."""
     lib = _library()
+    if instance is None and not instances(model, data):
+        return stock_contacts(model, data)
     index = _instance(model, data, instance)
     m, d = ctypes.c_void_p(model._address), ctypes.c_void_p(data._address)
     n = lib.cusp_contacts_count(m, d, index)
@@ -319,8 +396,41 @@ def contacts(model: mujoco.MjModel, data: mujoco.MjData, instance: int | None = 
                     geom=geom, body=body)
 
 
+def stock_contacts(model: mujoco.MjModel, data: mujoco.MjData) -> Contacts:
+    """MuJoCo's contacts of ``data`` (every ``data.contact``) as :class:`Contacts` records: kind
+    2 (point), mode 0 (MuJoCo has no contact modes), ``force`` and ``torsion`` from
+    ``mj_contactForce`` (zero for contacts outside the constraint set), ``impulse`` = force x
+    time step. ``geom`` is (MuJoCo's geom2, geom1) so that ``normal`` (MuJoCo's, from geom1 to
+    geom2) points from the second geom towards the first, as in cusp's records; ``frame`` rows
+    are MuJoCo's two tangents then the normal."""
+    n = data.ncon
+    pos, frame = np.zeros((n, 3)), np.zeros((n, 3, 3))
+    force, torsion, gap = np.zeros((n, 3)), np.zeros(n), np.zeros(n)
+    geom = np.zeros((n, 2), dtype=np.int32)
+    wrench = np.zeros(6)
+    for i in range(n):
+        c = data.contact[i]
+        pos[i] = c.pos
+        mujoco_frame = np.asarray(c.frame).reshape(3, 3)  # rows: normal, tangent 1, tangent 2
+        frame[i] = mujoco_frame[[1, 2, 0]]
+        gap[i] = c.dist
+        geom[i] = (c.geom[1], c.geom[0])
+        if c.efc_address >= 0:
+            mujoco.mj_contactForce(model, data, i, wrench)
+            force[i] = wrench[:3]
+            torsion[i] = wrench[3] * model.opt.timestep if c.dim >= 4 else 0.0
+    h = model.opt.timestep
+    return Contacts(pos=pos, frame=frame, impulse=force * h, torsion=torsion, force=force,
+                    gap=gap, mode=np.zeros(n, dtype=np.int32),
+                    kind=np.full(n, KIND_POINT, dtype=np.int32), geom=geom,
+                    body=model.geom_bodyid[geom].astype(np.int32).reshape(n, 2))
+
+
 def normal_force(model: mujoco.MjModel, data: mujoco.MjData, instance: int | None = None) -> float:
-    """N, the total normal contact force of the last step (the CSV column normal_force_N)."""
+    """N, the total normal contact force of the last step (the CSV column normal_force_N; for a
+    model without cusp.contact, of all of MuJoCo's contacts)."""
+    if instance is None and not instances(model, data):
+        return float(stock_contacts(model, data).force[:, 0].sum())
     lib = _library()
     index = _instance(model, data, instance)
     return float(lib.cusp_contacts_normal_force(ctypes.c_void_p(model._address),
@@ -369,5 +479,38 @@ def draw_markers(model: mujoco.MjModel, data: mujoco.MjData, option: mujoco.MjvO
         geom.category = mujoco.mjtCatBit.mjCAT_DECOR
     scene.ngeom = n
     return n
+
+
+def sync_viewer(viewer: Any, model: mujoco.MjModel, data: mujoco.MjData) -> int:
+    """``viewer.sync()`` for MuJoCo's passive viewer, with cusp's markers: in your own
+    ``launch_passive`` loop call ``cusp.sync_viewer(viewer, model, data)`` where you would call
+    ``viewer.sync()``. The passive viewer draws a copy of ``data`` whose plugin instance never
+    steps, so the markers of ``data`` go into ``viewer.user_scn`` (its geoms are replaced; keys C,
+    F, T switch points, forces, transparency, see :func:`show_contacts`). A model without a
+    cusp.contact instance (the stock twin) gets none: MuJoCo draws its own contacts. Returns the
+    number of markers."""
+    with viewer.lock():
+        n = draw_markers(model, data, viewer.opt, viewer.user_scn) if instances(model, data) else 0
+        if not n:
+            viewer.user_scn.ngeom = 0
+    viewer.sync()
+    return n
+
+
+def render(scene: Any, out: str | os.PathLike, seconds: float = 2.0, **kwargs: Any) -> pathlib.Path:
+    """Render a scene headless to a PNG or an MP4 (:func:`cusp.visual.render`; ``ctrl=`` a
+    controller)."""
+    from cusp import visual
+
+    return visual.render(scene, out, seconds, **kwargs)
+
+
+def view(scene: Any, **kwargs: Any) -> None:
+    """Open a scene in MuJoCo's viewer with cusp's markers (:func:`cusp.visual.view`; ``ctrl=`` a
+    controller, ``stock=True`` the twin, ``paused=True`` start paused)."""
+    from cusp import visual
+
+    visual.view(scene, **kwargs)
+
 
 from .state import body_slot_names, slot_names, state  # noqa: E402,F401  (needs _library)

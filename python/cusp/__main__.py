@@ -1,80 +1,144 @@
 """Command line: python -m cusp {view,run,compare,render,mjcf} ...
 
-    view SCENE.xml [--stock] [--seconds T] [--hide-contacts]   MuJoCo's viewer with cusp loaded
-    run ARGS...                                 exactly cusp-sim's arguments and output
+    view SCENE.xml [--stock] [--seconds T] [--hide-contacts] [--paused]
+                                                MuJoCo's viewer with cusp loaded
+    run ARGS...                                 cusp-sim's arguments and output (its loop, in
+                                                this process), plus --control MODULE:FUNCTION
     compare SCENE.xml --out DIR [--seconds T] [--set KEY=VALUE]...
                                                 cusp vs stock: PNG plots and summary.md in DIR
     render SCENE.xml --out FILE.png|FILE.mp4 [--seconds T] [--fps F] [--size WxH] [--stock]
                                                 headless pictures with the contact markers
+    sweep SCENE... [--set KEY=V1,V2]... [--integrator I1,I2] [--timestep H1,H2] [--workers N]
+          [--address RAY] --out DIR               a grid of runs as Ray tasks (cusp.sweep)
     mjcf expand|check ...                       the soft-body generator
+
+view, run, compare and render take --control MODULE:FUNCTION (or FILE.py:FUNCTION): a Python
+controller called as FUNCTION(model, data) before every step, on cusp and on the stock twin alike.
+Errors are one line on stderr (exit status 2 for bad arguments, 1 otherwise).
 """
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import os
-import subprocess
+import pathlib
 import sys
-import time
+from typing import Callable
 
 import cusp
 
 
 def _view(args: argparse.Namespace) -> int:
-    """MuJoCo's viewer (passive mode: this process steps the physics in real time), cusp's
-    markers switched on (keys C, F and T switch points, force arrows and transparency). The
-    passive viewer renders its own copy of the mjData, whose plugin instance never steps, so the
-    markers of the stepping mjData are handed to it through its user scene."""
-    import mujoco
-    import mujoco.viewer
-
     from cusp import visual
 
-    model = cusp.load_spec(args.scene, stock=args.stock).compile()
-    data = mujoco.MjData(model)
-    bodies = visual.registered_bodies(model, cusp.load_spec(args.scene))
-    ui = not args.hide_ui
-    with mujoco.viewer.launch_passive(model, data, show_left_ui=ui,
-                                      show_right_ui=ui) as viewer:
-        with viewer.lock():
-            cusp.show_contacts(viewer.opt, points=not args.hide_contacts,
-                               forces=not args.hide_contacts)
-            visual.frame_camera(model, data, bodies, viewer.cam)
-        start = time.monotonic()
-        while viewer.is_running():
-            if args.seconds is not None and time.monotonic() - start > args.seconds:
-                break
-            wall = time.monotonic() - start
-            with viewer.lock():
-                while data.time < wall:  # real time, at most the viewer's frame behind
-                    mujoco.mj_step(model, data)
-                if not args.stock:
-                    cusp.draw_markers(model, data, viewer.opt, viewer.user_scn)
-            viewer.sync()
-            time.sleep(0.005)
-        timed_out = viewer.is_running()
-        viewer.close()
-        while viewer.is_running():  # let the render thread finish before the window goes
-            time.sleep(0.05)
-    if timed_out:
-        # closed by --seconds: leave without the interpreter's teardown, where GLFW's atexit
-        # terminate can race the viewer's render thread (seen as a segfault under Xvfb)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
+    visual.view(args.scene, stock=args.stock, ctrl=args.control, seconds=args.seconds,
+                paused=args.paused, follow=not args.no_follow, markers=not args.hide_contacts,
+                ui=not args.hide_ui)
     return 0
 
 
-def _run(argv: list[str]) -> int:
-    # mirrors cusp-sim exactly: same arguments, same output
-    return subprocess.call([str(cusp.build_dir() / "cusp-sim")] + argv)
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors ("PROG: argument --seconds: '-1': expected ...")."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise _UsageError(f"{message} ({self.prog} --help for usage)")
 
 
-def _overrides(pairs: list[str]) -> dict[str, str]:
+class _UsageError(Exception):
+    """A bad command line: one line, exit status 2."""
+
+
+def _positive(flag: str) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (value > 0 and value < float("inf")):
+            raise argparse.ArgumentTypeError(f"'{text}': expected a positive number of seconds")
+        return value
+
+    parse.__name__ = flag
+    return parse
+
+
+def controller(text: str) -> Callable:
+    """The function named by ``--control MODULE:FUNCTION`` or ``FILE.py:FUNCTION`` (modules are
+    looked up from the current directory too, as ``python -m`` does)."""
+    where, sep, name = text.rpartition(":")
+    if not sep or not where or not name:
+        raise argparse.ArgumentTypeError(f"'{text}': expected MODULE:FUNCTION or FILE.py:FUNCTION")
+    try:
+        if where.endswith(".py") or os.sep in where:
+            path = pathlib.Path(where)
+            if not path.is_file():
+                raise argparse.ArgumentTypeError(f"'{text}': no file {where}")
+            spec = importlib.util.spec_from_file_location(path.stem, path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            if os.getcwd() not in sys.path:
+                sys.path.insert(0, os.getcwd())
+            module = importlib.import_module(where)
+    except argparse.ArgumentTypeError:
+        raise
+    except Exception as err:  # the controller's own module failed to import
+        raise argparse.ArgumentTypeError(f"'{text}': cannot import {where}: {err}") from None
+    function = getattr(module, name, None)
+    if not callable(function):
+        raise argparse.ArgumentTypeError(f"'{text}': {where} has no function {name}")
+    return function
+
+
+def _common(parser: argparse.ArgumentParser, seconds_default: float | None = 2.0) -> None:
+    parser.add_argument("scene")
+    parser.add_argument("--seconds", type=_positive("--seconds"), default=seconds_default,
+                        help="simulated time in s" + (f" (default {seconds_default:g})"
+                                                      if seconds_default else ""))
+    parser.add_argument("--control", type=controller, metavar="MODULE:FUNCTION",
+                        help="Python controller FUNCTION(model, data), called before every step")
+
+
+def _run_parser(prog: str) -> argparse.ArgumentParser:
+    run = _Parser(prog=prog, description="Run a scene headless with cusp contact (or its stock "
+                  "twin) and print a JSON summary (cusp-sim's loop and output).")
+    _common(run)
+    run.add_argument("--timestep", type=_positive("--timestep"),
+                     help="override the scene's timestep in s")
+    run.add_argument("--stock", action="store_true",
+                     help="run the stock twin: cusp.contact removed, registered geoms collide")
+    run.add_argument("--csv", help="write one row per step")
+    run.add_argument("--solver", help="cusp backend (same as --set solver=NAME)")
+    run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                     help="override a cusp.contact config key (see mjcf/README.md)")
+    return run
+
+
+def _run(argv: list[str], prog: str = "python -m cusp run") -> int:
+    args = _run_parser(prog).parse_args(argv)
+    overrides = _overrides(args.set, prog)
+    if args.solver:
+        overrides["solver"] = args.solver
+    text, _ = cusp._simulate(args.scene, args.seconds, args.stock, args.timestep, False,
+                             args.control, args.csv, overrides)
+    print(text)
+    return 0
+
+
+def sim_main() -> None:
+    """``cusp-sim`` as installed by pip (the same loop and output as the cusp-sim tool of a
+    build, plus --control)."""
+    sys.exit(main(["run"] + sys.argv[1:], prog="cusp-sim"))
+
+
+def _overrides(pairs: list[str], prog: str = "python -m cusp") -> dict[str, str]:
     out = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise SystemExit(f"python -m cusp: --set expects KEY=VALUE, got '{pair}'")
+            raise _UsageError(f"argument --set: '{pair}': expected KEY=VALUE (a cusp.contact "
+                              f"config key) ({prog} --help for usage)")
         out[key] = value
     return out
 
@@ -84,65 +148,106 @@ def _compare(args: argparse.Namespace) -> int:
 
     runs = plots.compare_to_dir(args.scene, args.out, seconds=args.seconds,
                                 progress=not args.quiet, timestep=args.timestep,
-                                **_overrides(args.set))
+                                ctrl=args.control, **_overrides(args.set))
     print(plots.summary_table(runs))
     print(f"python -m cusp compare: wrote {args.out}/summary.md and PNGs", file=sys.stderr)
     return 0
 
 
+def _size(text: str) -> tuple[int, int]:
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        width = height = 0
+    if width <= 0 or height <= 0:
+        raise argparse.ArgumentTypeError(f"'{text}': expected WxH in pixels, e.g. 640x480")
+    return width, height
+
+
 def _render(args: argparse.Namespace) -> int:
     from cusp import visual
 
-    try:
-        width, height = (int(v) for v in args.size.lower().split("x"))
-    except ValueError:
-        raise SystemExit(f"python -m cusp render: --size expects WxH, got '{args.size}'")
+    width, height = args.size
     out = visual.render(args.scene, args.out, seconds=args.seconds, fps=args.fps, width=width,
                         height=height, stock=args.stock, markers=not args.hide_contacts,
-                        progress=not args.quiet)
+                        progress=not args.quiet, ctrl=args.control)
     print(f"python -m cusp render: wrote {out}", file=sys.stderr)
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "run":
-        return _run(argv[1:])
-    if argv and argv[0] == "mjcf":
-        from cusp import mjcf  # the soft-body generator
-
-        return mjcf.main(argv[1:])
-    parser = argparse.ArgumentParser(prog="python -m cusp", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m cusp", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     view = sub.add_parser("view", help="open a scene in MuJoCo's viewer with cusp loaded")
-    view.add_argument("scene")
+    _common(view, seconds_default=None)
     view.add_argument("--stock", action="store_true", help="open the stock twin instead")
     view.add_argument("--hide-ui", action="store_true", help="start without the side panels")
-    view.add_argument("--seconds", type=float, help="close the viewer after T wall seconds")
     view.add_argument("--hide-contacts", action="store_true",
                       help="start with the contact markers off (keys C/F switch them)")
-    sub.add_parser("run", help="run a scene headless (same arguments as cusp-sim)")
+    view.add_argument("--paused", action="store_true",
+                      help="start paused (space runs and pauses the physics)")
+    view.add_argument("--no-follow", action="store_true",
+                      help="do not keep the camera on the registered bodies")
+    sub.add_parser("run", help="run a scene headless (cusp-sim's arguments, plus --control)")
     cmp_ = sub.add_parser("compare", help="cusp vs stock: PNG plots and a Markdown summary")
-    cmp_.add_argument("scene")
+    _common(cmp_)
     cmp_.add_argument("--out", required=True, help="directory for the PNGs and summary.md")
-    cmp_.add_argument("--seconds", type=float, default=2.0, help="simulated time (default 2)")
-    cmp_.add_argument("--timestep", type=float, help="override the scene's time step (s)")
+    cmp_.add_argument("--timestep", type=_positive("--timestep"),
+                      help="override the scene's time step (s)")
     cmp_.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                       help="override a cusp.contact config key (cusp run only)")
     cmp_.add_argument("--quiet", action="store_true", help="no progress bar")
     ren = sub.add_parser("render", help="render a scene headless to a PNG or an MP4")
-    ren.add_argument("scene")
+    _common(ren)
     ren.add_argument("--out", required=True, help="FILE.png (last frame) or FILE.mp4")
-    ren.add_argument("--seconds", type=float, default=2.0, help="simulated time (default 2)")
-    ren.add_argument("--fps", type=float, default=30.0)
-    ren.add_argument("--size", default="640x480", help="WxH pixels (default 640x480)")
+    ren.add_argument("--fps", type=_positive("--fps"), default=30.0)
+    ren.add_argument("--size", type=_size, default=(640, 480),
+                     help="WxH pixels (default 640x480)")
     ren.add_argument("--stock", action="store_true", help="render the stock twin")
     ren.add_argument("--hide-contacts", action="store_true", help="no contact markers")
     ren.add_argument("--quiet", action="store_true", help="no progress bar")
+    sub.add_parser("sweep", help="a grid of scenes x config values as Ray tasks "
+                   "(python -m cusp sweep --help)")
     sub.add_parser("mjcf", help="soft-body generator: mjcf expand IN.xml OUT.xml")
-    args = parser.parse_args(argv)
-    handlers = {"view": _view, "compare": _compare, "render": _render}
-    return handlers[args.command](args)
+    return parser
+
+
+def main(argv: list[str] | None = None, prog: str = "python -m cusp") -> int:
+    """The command line; every error is one line on stderr (2: bad arguments, 1: the rest)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    name = prog if prog != "python -m cusp" or not argv else f"{prog} {argv[0]}"
+    try:
+        if argv and argv[0] == "run":
+            return _run(argv[1:], prog if prog != "python -m cusp" else "python -m cusp run")
+        if argv and argv[0] == "sweep":
+            from cusp import sweep
+
+            try:
+                import ray  # noqa: F401
+            except ImportError:
+                print("python -m cusp sweep: needs Ray: pip install ray (scripts/bootstrap "
+                      "installs it in .venv)", file=sys.stderr)
+                return 1
+            return sweep.main(argv[1:], _Parser)
+        if argv and argv[0] == "mjcf":
+            from cusp import mjcf  # the soft-body generator
+
+            return mjcf.main(argv[1:])
+        args = _parser().parse_args(argv)
+        handlers = {"view": _view, "compare": _compare, "render": _render}
+        return handlers[args.command](args)
+    except _UsageError as err:
+        print(f"{name}: {err}", file=sys.stderr)
+        return 2
+    except cusp.PluginError as err:
+        from cusp import _plugin
+
+        if _plugin.reported != str(err):  # not printed already by the mujoco.plugins entry point
+            print(f"{name}: {err}", file=sys.stderr)
+        return 1
+    except (ValueError, RuntimeError, OSError) as err:  # cusp.SceneError is a ValueError
+        print(f"{name}: {err}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -25,6 +25,13 @@ the coordinates q = (s, theta_x, theta_y)):
 * chamber j is a fixed tendon, length = sum(slides) - d * sum(cos(psi_j) hinge_y + sin(psi_j)
   hinge_-x) = s - d (theta_x cos psi_j + theta_y sin psi_j), the exact PCC chamber length; it
   carries the stiffness K (springlength L0), the damping D and one motor actuator.
+
+That is ``realisation="chain"`` (the default). ``realisation="lean"`` puts each segment's bend at
+its midpoint (slide, then the x-y hinge pair; or its mirror image, hinges then slide; the two
+alternate and a section is a palindrome, the middle segment of an odd count being x-y halves,
+slide, y-x halves): 3 joints per segment instead of 5, every disk at the tangent orientation,
+positions within (theta/N)^2/12 of the segment length. Both write the per-section joint table
+``cusp_pccj:<arm>:<i>`` (joint:kind:weight) that ``pcc_layout`` reads.
 """
 from __future__ import annotations
 
@@ -150,6 +157,9 @@ PCC_ATTRS = {
     "eq_solimp": Attr("text", "0.9999 0.9999 0.001 0.5 2",
                       doc="solimp of the constant-curvature joint equalities"),
     "rgba": Attr("text", "0.35 0.65 0.9 1", doc="disk colour"),
+    "realisation": Attr("choice", "chain", choices=("chain", "lean"),
+                        doc="lean: 2 hinges per disk and a slide per segment (3 joints per "
+                            "disk); chain: the palindromic 5 joints per segment of issue 3"),
     **SECTION_ATTRS,
 }
 ROD_ATTRS = {
@@ -282,31 +292,67 @@ def _expand_pcc(elem: ET.Element, parent: ET.Element, gen: Generated, stock: boo
     _add_disk(body, gen, f"{name}_disk0", disk_mass[0], sec0["disk_radius"],
               sec0["disk_thickness"], sec0["friction"], top["rgba"], stock)
     _add_chamber_sites(body, f"{name}_disk0", sec0["chamber_offset"])
+    lean = top["realisation"] == "lean"
     for i, sec in enumerate(sections):
         n, d, L0 = nseg[i], sec["chamber_offset"], sec["length"]
         ds0 = L0 / n  # rest segment length (m)
         meta += [n, d, L0]
         prefix = f"{name}_s{i}"
-        bx, by, ext = [], [], []  # joint names of this section
+        # joints of this section: (name, kind, weight); kind "x"/"y" bends, "s" slides; the joint
+        # value is weight * theta_x, weight * theta_y or weight * s, and the weights of a kind sum
+        # to 1, so chamber lengths are exact linear functions of the joints
+        joints = []
         for k in range(n):
             disk += 1
             dname = f"{name}_disk{disk}"
             child = _new_body(body, dname, gen, elem, pos=_vec(0, 0, ds0))
             seg = f"{prefix}_g{k}"
-            # first half bend about the parent disk, slide = segment arc length, second half bend
-            ET.SubElement(child, "joint", name=seg + "_bxa", type="hinge", axis="0 1 0",
-                          pos=_vec(0, 0, -ds0))
-            ET.SubElement(child, "joint", name=seg + "_bya", type="hinge", axis="-1 0 0",
-                          pos=_vec(0, 0, -ds0))
-            ET.SubElement(child, "joint", name=seg + "_ext", type="slide", axis="0 0 1",
-                          pos="0 0 0", ref=_fmt(ds0))
-            ET.SubElement(child, "joint", name=seg + "_byb", type="hinge", axis="-1 0 0",
-                          pos="0 0 0")
-            ET.SubElement(child, "joint", name=seg + "_bxb", type="hinge", axis="0 1 0",
-                          pos="0 0 0")
-            bx += [seg + "_bxa", seg + "_bxb"]
-            by += [seg + "_bya", seg + "_byb"]
-            ext.append(seg + "_ext")
+            if lean:
+                # the bend of segment k sits inside the segment, not at a disk: every disk then
+                # has the tangent orientation k theta / N (up to the twist of non-commuting
+                # hinges, which alternates in sign and does not accumulate), and the legs run
+                # along the disk tangents. Two kinds of segment alternate: A = slide, then x, y
+                # at the midpoint; B = y, x at the midpoint, then slide (its mirror image; a
+                # stretched leg alternates sides). The second half of the section mirrors the
+                # first, and the middle segment of an odd count is its own mirror image (x, y
+                # halves at the first quarter, slide, y, x halves at the third), so the section
+                # is a palindrome and its tip frame exact to third order
+                xh, yh = ("x", "0 1 0"), ("y", "-1 0 0")
+                ext = (seg + "_ext", "s", 1 / n)
+                mirror = 2 * k + 1 > n  # the second half mirrors the first
+                if 2 * k + 1 == n:
+                    plan = [((xh, yh), -0.75, 0.5), ext, ((yh, xh), -0.25, 0.5)]
+                elif (k if not mirror else n - 1 - k) % 2 == int(mirror):
+                    plan = [ext, ((xh, yh), -0.5, 1.0)]
+                else:
+                    plan = [((yh, xh), -0.5, 1.0), ext]
+                for item in plan:
+                    if len(item) == 3 and isinstance(item[0], str):
+                        ET.SubElement(child, "joint", name=item[0], type="slide", axis="0 0 1",
+                                      pos="0 0 0", ref=_fmt(ds0))
+                        joints.append(item)
+                        continue
+                    pair, at, frac = item
+                    for kind, axis in pair:
+                        jn = f"{seg}_b{kind}" + ("2" if at == -0.25 else "")
+                        ET.SubElement(child, "joint", name=jn, type="hinge", axis=axis,
+                                      pos=_vec(0, 0, at * ds0))
+                        joints.append((jn, kind, frac / n))
+            else:
+                # first half bend about the parent disk, slide = segment arc length, second half
+                ET.SubElement(child, "joint", name=seg + "_bxa", type="hinge", axis="0 1 0",
+                              pos=_vec(0, 0, -ds0))
+                ET.SubElement(child, "joint", name=seg + "_bya", type="hinge", axis="-1 0 0",
+                              pos=_vec(0, 0, -ds0))
+                ET.SubElement(child, "joint", name=seg + "_ext", type="slide", axis="0 0 1",
+                              pos="0 0 0", ref=_fmt(ds0))
+                ET.SubElement(child, "joint", name=seg + "_byb", type="hinge", axis="-1 0 0",
+                              pos="0 0 0")
+                ET.SubElement(child, "joint", name=seg + "_bxb", type="hinge", axis="0 1 0",
+                              pos="0 0 0")
+                joints += [(seg + "_bxa", "x", 1 / (2 * n)), (seg + "_bya", "y", 1 / (2 * n)),
+                           (seg + "_ext", "s", 1 / n), (seg + "_byb", "y", 1 / (2 * n)),
+                           (seg + "_bxb", "x", 1 / (2 * n))]
             # a translucent backbone piece for the viewer (never collides, no mass)
             ET.SubElement(child, "geom", name=f"{dname}_backbone", type="capsule",
                           fromto=_vec(0, 0, -ds0, 0, 0, 0), size=_fmt(0.25 * d),
@@ -316,31 +362,33 @@ def _expand_pcc(elem: ET.Element, parent: ET.Element, gen: Generated, stock: boo
                       sec["disk_thickness"], sec["friction"], top["rgba"], stock)
             _add_chamber_sites(child, dname, d)
             body = child
-        # constant curvature: every joint equals the section's first of its kind
-        for group in (bx, by, ext):
-            for other in group[1:]:
+        # constant curvature: every joint is tied to the section's first of its kind in the
+        # ratio of their weights
+        for kind in ("x", "y", "s"):
+            group = [(jn, w) for jn, k2, w in joints if k2 == kind]
+            first, w0 = group[0]
+            for other, w in group[1:]:
                 gen.equalities.append(ET.Element(
-                    "joint", name=f"{other}_cc", joint1=other, joint2=group[0],
-                    polycoef="0 1 0 0 0", solref=top["eq_solref"], solimp=top["eq_solimp"]))
-        # chambers: fixed tendons, length = s - d (theta_x cos psi + theta_y sin psi) (m)
+                    "joint", name=f"{other}_cc", joint1=other, joint2=first,
+                    polycoef=_vec(0, w / w0, 0, 0, 0), solref=top["eq_solref"],
+                    solimp=top["eq_solimp"]))
+        # chambers: fixed tendons, length = s - d (theta_x cos psi + theta_y sin psi) (m); the
+        # coefficient of a joint is the chamber's coefficient over the weights' sum (1)
         for c, psi in enumerate(CHAMBER_ANGLES):
             tname = f"{prefix}_c{c}"
             ten = ET.Element("fixed", name=tname, stiffness=_fmt(sec["stiffness"]),
                              damping=_fmt(sec["damping"]), springlength=_fmt(L0))
-            cx, cy = -d * math.cos(psi), -d * math.sin(psi)
-            for jn in ext:
-                ET.SubElement(ten, "joint", joint=jn, coef="1")
-            for jn in bx:
-                if abs(cx) > 1e-15:
-                    ET.SubElement(ten, "joint", joint=jn, coef=_fmt(cx))
-            for jn in by:
-                if abs(cy) > 1e-15:
-                    ET.SubElement(ten, "joint", joint=jn, coef=_fmt(cy))
+            coef = {"s": 1.0, "x": -d * math.cos(psi), "y": -d * math.sin(psi)}
+            for jn, kind, w in sorted(joints, key=lambda j: "sxy".index(j[1])):
+                if abs(coef[kind]) > 1e-15:
+                    ET.SubElement(ten, "joint", joint=jn, coef=_fmt(coef[kind]))
             gen.tendons.append(ten)
             if top["actuators"] == "motor":
                 lo, hi = sec["ctrlrange"]
                 gen.actuators.append(ET.Element("motor", name=tname, tendon=tname, gear="1",
                                                 ctrllimited="true", ctrlrange=_vec(lo, hi)))
+        gen.custom.append(ET.Element("text", name=f"cusp_pccj:{name}:{i}", data=" ".join(
+            f"{jn}:{kind}:{_fmt(w)}" for jn, kind, w in joints)))
     gen.custom.append(ET.Element("numeric", name=f"cusp_pcc:{name}",
                                  data=_vec(*meta)))
     return body
@@ -565,12 +613,21 @@ def pcc_layout(model, name: str) -> list[dict]:
 
     for i in range(nsec):
         nseg, d, L0 = int(data[1 + 3 * i]), float(data[2 + 3 * i]), float(data[3 + 3 * i])
-        g = [f"{name}_s{i}_g{k}" for k in range(nseg)]
+        tid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_TEXT, f"cusp_pccj:{name}:{i}")
+        if tid < 0:
+            raise KeyError(f"arm '{name}' section {i}: no joint table (regenerate the scene)")
+        adr_t, size_t = model.text_adr[tid], model.text_size[tid]
+        text = bytes(model.text_data[adr_t:adr_t + size_t - 1]).decode()
+        joints = []
+        for item in text.split():
+            jname, kind, weight = item.rsplit(":", 2)
+            joints.append((qadr(jname), kind, float(weight)))
         sec = {
             "nseg": nseg, "d": d, "L0": L0,
-            "bx": [qadr(x + s) for x in g for s in ("_bxa", "_bxb")],
-            "by": [qadr(x + s) for x in g for s in ("_bya", "_byb")],
-            "ext": [qadr(x + "_ext") for x in g],
+            "joints": joints,
+            "bx": [a for a, k, _ in joints if k == "x"],
+            "by": [a for a, k, _ in joints if k == "y"],
+            "ext": [a for a, k, _ in joints if k == "s"],
             "tendons": [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_TENDON, f"{name}_s{i}_c{c}")
                         for c in range(3)],
             "disks": [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, f"{name}_disk{k}")
@@ -591,13 +648,9 @@ def pcc_config_from_lengths(lengths, d: float):
 
 def pcc_set_lengths(model, qpos, name: str, lengths) -> None:
     """Write into qpos the joint values of arm `name` for chamber lengths (nsection x 3, m):
-    every slide = s/N, every bend-x hinge = theta_x/(2N), every bend-y hinge = theta_y/(2N)."""
+    every joint = its weight times s, theta_x or theta_y (chain: slides s/N, hinges theta/(2N);
+    lean: slides s/N, hinges theta/N inside a section and theta/(2N) at its ends)."""
     for sec, l in zip(pcc_layout(model, name), lengths):
-        s, tx, ty = pcc_config_from_lengths(l, sec["d"])
-        n = sec["nseg"]
-        for a in sec["bx"]:
-            qpos[a] = tx / (2 * n)
-        for a in sec["by"]:
-            qpos[a] = ty / (2 * n)
-        for a in sec["ext"]:
-            qpos[a] = s / n
+        q = dict(zip("sxy", pcc_config_from_lengths(l, sec["d"])))
+        for adr, kind, weight in sec["joints"]:
+            qpos[adr] = weight * q[kind]

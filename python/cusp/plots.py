@@ -14,6 +14,8 @@ import cusp
 Series = dict[str, np.ndarray]
 RUN_STYLE = {"cusp": dict(color="tab:blue", lw=1.6), "stock": dict(color="tab:orange", lw=1.2,
                                                                     ls="--")}
+#: trajectories: one colour per axis (none of them a mode colour), the run by line style
+AXIS_COLOURS = {"x": "tab:purple", "y": "tab:olive", "z": "tab:cyan"}
 #: timeline colours: the viewer's marker colours, grey for "in contact" without modes (stock)
 BAND_COLOURS = {"stick": (0.1, 0.3, 1.0), "slide": (1.0, 0.1, 0.1), "break": (0.1, 0.8, 0.1),
                 "contact": (0.55, 0.55, 0.55)}
@@ -87,10 +89,12 @@ def _draw(name: str, ax: Any, runs: dict[str, tuple[dict, Series]]) -> None:
                 ax.plot(t, s["normal_force_N"], label=label, **style)
             ax.set_ylabel("total normal force (N)")
         elif name == "trajectory":
-            for body in free_bodies(s):
-                for axis, shade in zip("xyz", (1.0, 0.7, 0.45)):
+            bodies = free_bodies(s)
+            for k, body in enumerate(bodies):
+                for axis in "xyz":
                     ax.plot(t, s[f"{body}_{axis}"], label=f"{label} {body}.{axis}",
-                            alpha=shade, **style)
+                            **{**style, "color": AXIS_COLOURS[axis],
+                               "alpha": 1.0 - 0.5 * k / max(len(bodies), 1)})
             ax.set_ylabel("position (m)")
     ax.set_title({"penetration": "penetration of registered contacts",
                   "energy": "kinetic + potential energy", "contact_force": "contact force",
@@ -98,12 +102,33 @@ def _draw(name: str, ax: Any, runs: dict[str, tuple[dict, Series]]) -> None:
     ax.legend(fontsize=7, loc="best")
 
 
+def figure(runs: dict[str, tuple[dict, Series]], which: tuple[str, ...] = PLOTS,
+           title: str = "") -> Any:
+    """The stacked comparison as a matplotlib Figure (overview.png; in a notebook it shows
+    inline): one panel per plot in ``which`` (no trajectory panel without free bodies), cusp
+    solid, stock dashed."""
+    import matplotlib.pyplot as plt
+
+    if not any(free_bodies(series) for _, series in runs.values()):
+        which = tuple(name for name in which if name != "trajectory")
+    heights = [0.6 if n == "modes" else 1.0 for n in which]
+    fig, axes = plt.subplots(len(which), 1, figsize=(7, 2.3 * sum(heights) + 0.6),
+                             sharex=True, gridspec_kw=dict(height_ratios=heights))
+    for name, ax in zip(which, np.atleast_1d(axes)):
+        _draw(name, ax, runs)
+    np.atleast_1d(axes)[-1].set_xlabel("time (s)")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
 def plot(runs: dict[str, tuple[dict, Series]], out_dir: str | os.PathLike, title: str = "",
          which: tuple[str, ...] = PLOTS, singles: bool = True, overview: bool = True,
          dpi: int = 90) -> list[pathlib.Path]:
     """Write one PNG per plot in ``which`` (``<name>.png``) if ``singles`` and, if ``overview``,
     all of them stacked in ``overview.png``. ``runs``: {"cusp": (summary, series), "stock": ...} as returned
-    by :func:`cusp.compare`. Returns the files written."""
+    by :func:`cusp.compare`. A scene without free bodies gets no trajectory plot. Returns the
+    files written."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -111,6 +136,8 @@ def plot(runs: dict[str, tuple[dict, Series]], out_dir: str | os.PathLike, title
 
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    if not any(free_bodies(series) for _, series in runs.values()):
+        which = tuple(name for name in which if name != "trajectory")  # nothing to draw there
     written = []
     for name in which if singles else ():
         fig, ax = plt.subplots(figsize=(7, 3.2 if name != "modes" else 1.8))
@@ -123,14 +150,7 @@ def plot(runs: dict[str, tuple[dict, Series]], out_dir: str | os.PathLike, title
         plt.close(fig)
         written.append(path)
     if overview:
-        heights = [0.6 if n == "modes" else 1.0 for n in which]
-        fig, axes = plt.subplots(len(which), 1, figsize=(7, 2.3 * sum(heights) + 0.6),
-                                 sharex=True, gridspec_kw=dict(height_ratios=heights))
-        for name, ax in zip(which, np.atleast_1d(axes)):
-            _draw(name, ax, runs)
-        np.atleast_1d(axes)[-1].set_xlabel("time (s)")
-        fig.suptitle(title, fontsize=10)
-        fig.tight_layout()
+        fig = figure(runs, which, title)
         path = out / "overview.png"
         fig.savefig(path, dpi=dpi)
         plt.close(fig)
@@ -145,6 +165,8 @@ def metrics(summary: dict, series: Series) -> dict[str, Any]:
     row = {
         "max penetration (mm)": 1e3 * summary["max_penetration_m"],
         "energy max increase (J)": summary["energy_max_increase_J"],
+        "largest one-step energy gain (J)": summary.get("energy_max_step_increase_J",
+                                                        float("nan")),
         "energy final (J)": summary["energy_final_J"],
         "mean normal force (N)": float(np.mean(series["normal_force_N"]))
         if "normal_force_N" in series else float("nan"),
@@ -181,7 +203,8 @@ def write_summary(runs: dict[str, tuple[dict, Series]], scene: str | os.PathLike
                   pictures: list[pathlib.Path]) -> pathlib.Path:
     """Write ``summary.md`` in out_dir: the table and links to the pictures."""
     out = pathlib.Path(out_dir)
-    text = [f"# {pathlib.Path(scene).name}: cusp vs stock MuJoCo, {seconds:g} s", "",
+    name = pathlib.Path(cusp.scene_name(scene)).name
+    text = [f"# {name}: cusp vs stock MuJoCo, {seconds:g} s", "",
             summary_table(runs), ""]
     text += [f"![{p.stem}]({p.name})" for p in pictures]
     path = out / "summary.md"
@@ -195,7 +218,7 @@ def compare_to_dir(scene: str | os.PathLike, out_dir: str | os.PathLike, seconds
     """Run a scene with cusp and stock (:func:`cusp.compare`), write the PNGs and summary.md to
     out_dir; returns the runs."""
     runs = cusp.compare(scene, seconds, progress=progress, **kwargs)
-    title = f"{pathlib.Path(scene).name}: cusp (solid) vs stock (dashed)"
+    title = f"{pathlib.Path(cusp.scene_name(scene)).name}: cusp (solid) vs stock (dashed)"
     pictures = plot(runs, out_dir, title=title, singles=not overview_only)
     write_summary(runs, scene, seconds, out_dir, pictures)
     return runs

@@ -1,7 +1,6 @@
 """A plain text progress bar on stderr for long runs (no dependencies)."""
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
 from typing import TextIO
@@ -41,34 +40,3 @@ class Progress:
         self.update(self.total, force=True)
         self.stream.write("\n")
         self.stream.flush()
-
-
-def _last_time(csv_path: str) -> float:
-    """Simulated time of the last complete row cusp-sim has flushed to its CSV (0 if none)."""
-    try:
-        with open(csv_path, "rb") as f:
-            f.seek(0, 2)
-            size = f.tell()
-            f.seek(max(0, size - 4096))
-            lines = f.read().split(b"\n")
-    except OSError:
-        return 0.0
-    for line in reversed(lines[:-1]):  # the last piece may be a partial row
-        try:
-            return float(line.split(b",", 1)[0])
-        except ValueError:
-            continue
-    return 0.0
-
-
-def run_with_progress(cmd: list[str], csv_path: str, seconds: float | None,
-                      label: str) -> tuple[int, str, str]:
-    """Run cusp-sim (writing its CSV to csv_path) and show its simulated time as a progress bar.
-    Returns (returncode, stdout, stderr)."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    with Progress(seconds or 1.0, label) as bar:
-        while proc.poll() is None:
-            bar.update(_last_time(csv_path))
-            time.sleep(0.1)
-    stdout, stderr = proc.communicate()
-    return proc.returncode, stdout, stderr

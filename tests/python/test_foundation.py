@@ -127,12 +127,27 @@ def test_cusp_sim_reports_divergence():
     assert ok["diverged"] is False and ok["diverged_at_s"] is None
 
 
-@pytest.mark.parametrize("args", [[], ["--seconds"], ["--seconds", "-1", "x.xml"],
-                                  ["x.xml", "--wat"], ["x.xml", "--set", "novalue"]])
-def test_cusp_sim_wrong_arguments_print_usage(args):
+@pytest.mark.parametrize("args,named", [
+    ([], "no scene given"), (["--seconds"], "--seconds needs a value"),
+    (["--seconds", "-1", "x.xml"], "--seconds '-1'"), (["x.xml", "--seconds", "abc"], "'abc'"),
+    (["x.xml", "--wat"], "'--wat'"), (["x.xml", "--set", "novalue"], "--set 'novalue'"),
+    (["x.xml", "--control", "m:f"], "python -m cusp run")])
+def test_cusp_sim_wrong_arguments_name_argument_and_value(args, named):
+    """One line naming the argument and its value (and where the usage is), exit status 2."""
     done = run_sim(*args)
     assert done.returncode == 2
-    assert "usage: cusp-sim" in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cusp-sim: ") and named in lines[0], lines
+    assert "--help" in lines[0]
+    usage = run_sim("--help")
+    assert usage.returncode == 0 and "usage: cusp-sim" in usage.stdout
+
+
+def test_cusp_sim_missing_scene_is_one_line(tmp_path):
+    done = run_sim(tmp_path / "nothing.xml")
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [f"cusp-sim: cannot open scene "
+                                                f"'{tmp_path / 'nothing.xml'}'"]
 
 
 def test_python_run_matches_cusp_sim():

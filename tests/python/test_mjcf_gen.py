@@ -2,6 +2,7 @@
 expansions are current, the generated structure is what the plugin expects, and bad
 descriptions fail with a message naming element, attribute and value."""
 import pathlib
+import re
 import subprocess
 
 import mujoco
@@ -158,3 +159,26 @@ def test_user_config_passes_through_and_disks_merge():
     assert plugin.config["disks"].split() == ["extra", "a_disk0", "a_disk1", "a_disk2"]
     assert plugin.config["margin"] == "0.01"
     spec.compile()
+
+
+def test_lean_hanging_arm_stretches_by_its_weight():
+    """arm6_hanging with realisation="lean": the same masses, tendons and static stretch as the
+    chain realisation (virtual work, as in test_arm_structure_and_mass), with 69 joints and 60
+    equalities instead of 105 and 96."""
+    cusp.load()
+    text = (REPO / "mjcf" / "arm6_hanging.cusp.xml").read_text()
+    text, k = re.subn(r'<pcc name="arm"', '<pcc name="arm" realisation="lean"', text)
+    assert k == 1
+    model = mujoco.MjModel.from_xml_string(mjcf_gen.expand_string(text))
+    assert (model.nv, model.neq, model.ntendon, model.nu) == (69, 60, 9, 9)
+    layout = mjcf_gen.pcc_layout(model, "arm")
+    arm_bodies = [b for b in range(model.nbody) if model.body(b).name.startswith("arm_disk")]
+    assert abs(sum(model.body_mass[b] for b in arm_bodies) - (1.17 + 0.54 + 0.265)) < 1e-12
+    n = 7
+    q = 9.81 * sum(model.body_mass[model.body(f"arm_disk{k}").id] * min(1.0, k / n)
+                   for k in range(1, 22))
+    data = mujoco.MjData(model)
+    mujoco.mj_step(model, data, 5000)
+    l1 = data.ten_length[layout[0]["tendons"]]
+    assert np.abs(l1 - (0.15 + q / (3 * 265))).max() < 5e-6  # m
+    assert np.ptp(l1) < 1e-6

@@ -55,10 +55,24 @@ def test_contacts_of_resting_disks_sum_to_the_carried_weight():
     assert np.all(np.linalg.norm(c.normal, axis=1) == pytest.approx(1.0))
 
 
-def test_contacts_of_a_stock_twin_is_a_clear_error():
+def test_contacts_of_a_stock_twin_are_mujocos_in_the_same_format():
+    """Resting disk_drop twin: MuJoCo's contacts as point records (no mode), normals from the
+    second geom towards the first, normal forces carrying the weight like cusp's records."""
     twin = cusp.load_spec(REPO / "mjcf" / "disk_drop.xml", stock=True).compile()
-    with pytest.raises(ValueError, match="no cusp.contact instance"):
-        cusp.contacts(twin, mujoco.MjData(twin))
+    data = mujoco.MjData(twin)
+    mujoco.mj_step(twin, data, 500)
+    c = cusp.contacts(twin, data)
+    assert len(c) == data.ncon > 0
+    assert np.all(c.kind == cusp.KIND_POINT) and np.all(c.mode == 0)
+    floor = twin.geom("floor").id
+    on_floor = c.geom[:, 1] == floor
+    assert np.all(on_floor | (c.geom[:, 0] == floor))
+    np.testing.assert_allclose(c.normal[on_floor], np.tile([0, 0, 1], (on_floor.sum(), 1)),
+                               atol=1e-9)  # from the floor up into the disk
+    assert c.force[:, 0].sum() == pytest.approx(twin.body_subtreemass[0] * G, rel=1e-3)
+    np.testing.assert_allclose(c.impulse, c.force * twin.opt.timestep)
+    assert cusp.normal_force(twin, data) == pytest.approx(c.force[:, 0].sum())
+    np.testing.assert_allclose(np.cross(c.frame[:, 0], c.frame[:, 1]), c.frame[:, 2], atol=1e-9)
 
 
 @pytest.mark.parametrize("scene", ["push_slide.xml", "disk_drop.xml", "arm3_free.xml"])

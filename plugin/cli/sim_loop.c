@@ -1,0 +1,246 @@
+// The cusp-sim run loop (sim_loop.h): compiled into libcusp.so for Python and used by cusp-sim.
+#include "sim_loop.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "contacts_api.h"
+#include "instance.h"
+#include "patch.h"
+#include "stock_twin.h"
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+// warnings MuJoCo counts when it resets the data after an instability
+static int unstable_warnings(const mjData* d) {
+  return d->warning[mjWARN_BADQPOS].number + d->warning[mjWARN_BADQVEL].number +
+         d->warning[mjWARN_BADQACC].number;
+}
+
+int cusp_sim_registered_geoms(char* mask, const mjModel* m) {
+  int instance = cusp_find_instance(m);
+  if (instance < 0) return 0;
+  cuspConfig cfg;
+  char err[1024];
+  if (cusp_config_parse(&cfg, m, instance, err, sizeof(err))) return -1;
+  for (int i = 0; i < cfg.ndisk; i++) mask[cfg.disk_geoms[i]] = 1;
+  for (int i = 0; i < cfg.npatch_body; i++) {
+    int b = cfg.patch_bodies[i];
+    for (int g = m->body_geomadr[b]; g < m->body_geomadr[b] + m->body_geomnum[b]; g++) mask[g] = 1;
+  }
+  cusp_config_free(&cfg);
+  return 0;
+}
+
+typedef struct Row_ {
+  double time, kinetic, potential, penetration;
+  double normal_force;  // N, total normal force of the registered contacts in the step
+  int ncontact, nstick, nslide, nbreak, iterations, status;
+} Row;
+
+static void fill_row(Row* r, const mjModel* m, const mjData* d, const char* registered,
+                     int instance, int stock) {
+  memset(r, 0, sizeof(*r));
+  r->time = d->time;
+  if (!stock && instance >= 0) {
+    const mjtNum* s = d->plugin_state + m->plugin_stateadr[instance];
+    r->penetration = s[CUSP_STATE_MAX_PENETRATION];
+    r->ncontact = (int)s[CUSP_STATE_NCONTACT];
+    r->nstick = (int)s[CUSP_STATE_NSTICK];
+    r->nslide = (int)s[CUSP_STATE_NSLIDE];
+    r->nbreak = (int)s[CUSP_STATE_NBREAK];
+    r->iterations = (int)s[CUSP_STATE_ITERATIONS];
+    r->status = (int)s[CUSP_STATE_STATUS];
+    r->normal_force = cusp_contacts_normal_force(m, d, instance);
+  } else {
+    for (int i = 0; i < d->ncon; i++) {
+      const mjContact* c = d->contact + i;
+      if (!(registered[c->geom[0]] || registered[c->geom[1]])) continue;
+      r->ncontact++;
+      if (-c->dist > r->penetration) r->penetration = -c->dist;
+      if (c->efc_address >= 0) {
+        mjtNum wrench[6];  // contact frame: normal force first
+        mj_contactForce(m, d, i, wrench);
+        r->normal_force += wrench[0];
+      }
+    }
+    r->iterations = d->solver_niter[0];
+  }
+}
+
+void cusp_sim_prepare_model(mjModel* m, double timestep) {
+  if (timestep > 0) m->opt.timestep = timestep;
+  m->opt.enableflags |= mjENBL_ENERGY;
+}
+
+int cusp_sim_run(char* json, int json_sz, char* err, int err_sz, const mjModel* m, mjData* d,
+                 const char* registered, int stock, const char* scene, double seconds,
+                 const char* csv_path, cuspSimHook hook, void* hook_arg) {
+  if (m->nkey > 0) mj_resetDataKeyframe(m, d, 0);  // initial state (e.g. velocities) of the scene
+  int instance = stock ? -1 : cusp_find_instance(m);
+  // registered rigid bodies: their CUSP_PATCH_NSLOT observables follow the counters in the state
+  int npatch_body = 0;
+  int* patch_body = NULL;
+  if (instance >= 0) {
+    cuspConfig cfg;
+    if (cusp_config_parse(&cfg, m, instance, err, err_sz)) {
+      char msg[1024];
+      snprintf(msg, sizeof(msg), "%s", err);
+      snprintf(err, err_sz, "bad cusp.contact config in %s: %s", scene, msg);
+      return -1;
+    }
+    npatch_body = cfg.npatch_body;
+    patch_body = (int*)calloc(npatch_body + 1, sizeof(int));
+    for (int i = 0; i < npatch_body; i++) patch_body[i] = cfg.patch_bodies[i];
+    cusp_config_free(&cfg);
+  }
+
+  // bodies with a free joint: their qpos is x y z qw qx qy qz
+  int nfree = 0;
+  int* free_qpos = (int*)calloc(m->nbody + 1, sizeof(int));
+  int* free_body = (int*)calloc(m->nbody + 1, sizeof(int));
+  int status = 0;
+  for (int b = 1; b < m->nbody; b++) {
+    if (m->body_jntnum[b] >= 1 && m->jnt_type[m->body_jntadr[b]] == mjJNT_FREE) {
+      free_body[nfree] = b;
+      free_qpos[nfree++] = m->jnt_qposadr[m->body_jntadr[b]];
+    }
+  }
+  FILE* csv = NULL;
+  if (csv_path) {
+    csv = fopen(csv_path, "w");
+    if (!csv) {
+      snprintf(err, err_sz, "cannot write %s", csv_path);
+      free(patch_body);
+      free(free_qpos);
+      free(free_body);
+      return -1;
+    }
+    fprintf(csv,
+            "time,kinetic_J,potential_J,max_penetration_m,ncontact,nstick,nslide,nbreak,"
+            "solver_iterations,solver_status,normal_force_N");
+    static const char* suffix[7] = {"x", "y", "z", "qw", "qx", "qy", "qz"};
+    for (int i = 0; i < nfree; i++) {
+      const char* name = mj_id2name(m, mjOBJ_BODY, free_body[i]);
+      for (int k = 0; k < 7; k++) {
+        if (name)
+          fprintf(csv, ",%s_%s", name, suffix[k]);
+        else
+          fprintf(csv, ",body%d_%s", free_body[i], suffix[k]);
+      }
+    }
+    for (int i = 0; i < npatch_body; i++) {
+      const char* name = mj_id2name(m, mjOBJ_BODY, patch_body[i]);
+      for (int k = 0; k < CUSP_PATCH_NSLOT; k++) {
+        if (name)
+          fprintf(csv, ",%s_%s", name, cusp_patch_slot_names[k]);
+        else
+          fprintf(csv, ",body%d_%s", patch_body[i], cusp_patch_slot_names[k]);
+      }
+    }
+    fprintf(csv, "\n");
+  }
+
+  long nstep = lround(seconds / m->opt.timestep);
+  double wall = 0, max_penetration = 0, energy_initial = 0, energy_last = 0;
+  double energy_max_increase = 0, energy_max_step_increase = 0;
+  int contacts_max = 0;
+  Row pending;
+  mjtNum* pending_pose = (mjtNum*)calloc(7 * nfree + 1, sizeof(mjtNum));
+  int npatch_slot = CUSP_PATCH_NSLOT * npatch_body;
+  mjtNum* pending_patch = (mjtNum*)calloc(npatch_slot + 1, sizeof(mjtNum));
+  // MuJoCo resets the data and goes on after an instability (bad qpos, qvel or qacc: a warning
+  // is counted and time restarts): that run has failed, so stop there and report it
+  int diverged = 0;
+  double diverged_at = 0;
+  for (long k = 0; k <= nstep; k++) {
+    if (k < nstep) {
+      if (hook && hook(hook_arg)) {  // the caller's controller, before the step
+        status = -2;
+        nstep = k;
+        break;
+      }
+      int warnings = unstable_warnings(d);
+      double t_before = d->time;
+      double t0 = now_seconds();
+      mj_step(m, d);
+      wall += now_seconds() - t0;
+      if (unstable_warnings(d) > warnings || d->time < t_before) {
+        diverged = 1;
+        diverged_at = t_before;
+        nstep = k;
+        break;
+      }
+    } else {
+      mj_forward(m, d);  // energies of the final state
+    }
+    // d->energy now holds the energy of the state before this step: complete the pending row
+    double energy = d->energy[0] + d->energy[1];
+    if (k == 0) {
+      energy_initial = energy;
+    } else {
+      pending.potential = d->energy[0];
+      pending.kinetic = d->energy[1];
+      if (energy - energy_initial > energy_max_increase)
+        energy_max_increase = energy - energy_initial;
+      if (energy - energy_last > energy_max_step_increase) {
+        energy_max_step_increase = energy - energy_last;
+      }
+      if (csv) {
+        fprintf(csv, "%.9g,%.17g,%.17g,%.9g,%d,%d,%d,%d,%d,%d,%.9g", pending.time, pending.kinetic,
+                pending.potential, pending.penetration, pending.ncontact, pending.nstick,
+                pending.nslide, pending.nbreak, pending.iterations, pending.status,
+                pending.normal_force);
+        for (int i = 0; i < 7 * nfree; i++) fprintf(csv, ",%.17g", pending_pose[i]);
+        for (int i = 0; i < npatch_slot; i++) fprintf(csv, ",%.17g", pending_patch[i]);
+        fprintf(csv, "\n");
+      }
+    }
+    energy_last = energy;
+    if (k == nstep) break;
+    fill_row(&pending, m, d, registered, instance, stock);
+    for (int i = 0; i < nfree; i++) {
+      memcpy(pending_pose + 7 * i, d->qpos + free_qpos[i], 7 * sizeof(mjtNum));
+    }
+    if (npatch_slot) {
+      memcpy(pending_patch, d->plugin_state + m->plugin_stateadr[instance] + CUSP_NSTATE,
+             npatch_slot * sizeof(mjtNum));
+    }
+    if (pending.penetration > max_penetration) max_penetration = pending.penetration;
+    if (pending.ncontact > contacts_max) contacts_max = pending.ncontact;
+  }
+  if (csv) fclose(csv);
+
+  double failures = 0;
+  if (instance >= 0) {
+    failures = d->plugin_state[m->plugin_stateadr[instance] + CUSP_STATE_SOLVER_FAILURES];
+  }
+  char diverged_at_s[32] = "null";
+  if (diverged) snprintf(diverged_at_s, sizeof(diverged_at_s), "%.9g", diverged_at);
+  snprintf(json, json_sz,
+           "{\"scene\": \"%s\", \"mode\": \"%s\", \"steps\": %ld, \"sim_seconds\": %.9g, "
+           "\"wall_seconds\": %.6g, \"us_per_step\": %.6g, \"max_penetration_m\": %.9g, "
+           "\"contacts_max\": %d, \"solver_failures\": %.0f, \"energy_initial_J\": %.12g, "
+           "\"energy_final_J\": %.12g, \"energy_max_increase_J\": %.12g, "
+           "\"energy_max_step_increase_J\": %.12g, \"diverged\": %s, \"diverged_at_s\": %s, "
+           "\"timestep\": %.9g, \"mujoco\": \"%s\"}",
+           scene, stock ? "stock" : "cusp", nstep, diverged ? diverged_at : d->time, wall,
+           nstep ? 1e6 * wall / nstep : 0.0, max_penetration, contacts_max, failures,
+           energy_initial, energy_last, energy_max_increase, energy_max_step_increase,
+           diverged ? "true" : "false", diverged_at_s, m->opt.timestep, mj_versionString());
+  free(pending_pose);
+  free(pending_patch);
+  free(patch_body);
+  free(free_qpos);
+  free(free_body);
+  if (status == -2) snprintf(err, err_sz, "stopped by the step hook at t = %.9g s", d->time);
+  return status;
+}

@@ -1,0 +1,179 @@
+"""Finding and registering libcusp.so (the cusp.contact engine plugin) with MuJoCo.
+
+Kept apart from the package's __init__ and free of a module-level ``import mujoco``: ``import
+mujoco`` calls the ``mujoco.plugins`` entry point :func:`entry_point` while mujoco (and, when cusp
+was imported first, cusp itself) is still being imported, so this module must be complete by
+then."""
+from __future__ import annotations
+
+import ctypes
+import os
+import pathlib
+import sys
+import threading
+
+PLUGIN_NAME = "cusp.contact"
+_PACKAGE = pathlib.Path(__file__).resolve().parent
+#: the checkout this package was imported from (python/cusp), when it was; see :func:`plugin_path`
+REPO = _PACKAGE.parents[1]
+
+
+class PluginError(RuntimeError):
+    """libcusp.so cannot be found or registered; the message says how to fix it."""
+
+
+def headless_gl() -> None:
+    """Without a display, MuJoCo's offscreen renderer needs EGL (Mesa) instead of GLFW. MuJoCo
+    picks its GL backend from MUJOCO_GL when it is imported, so set it before that; when mujoco
+    was imported first (``import mujoco, cusp``, or through the ``mujoco.plugins`` entry point,
+    which runs inside ``import mujoco``) and chose GLFW, switch its renderer's context class to
+    EGL. An explicit MUJOCO_GL, a display or a PYOPENGL_PLATFORM other than egl is left alone."""
+    if os.environ.get("MUJOCO_GL") or os.environ.get("DISPLAY") or os.environ.get(
+            "WAYLAND_DISPLAY"):
+        return
+    if os.environ.get("PYOPENGL_PLATFORM", "egl").lower() != "egl":
+        return
+    os.environ["MUJOCO_GL"] = "egl"
+    gl_context = sys.modules.get("mujoco.rendering.classic.gl_context")
+    if gl_context is None or not hasattr(gl_context, "GLContext"):
+        return  # mujoco not imported yet: it reads MUJOCO_GL itself
+    if gl_context.GLContext.__module__.startswith("mujoco.egl"):
+        return
+    try:
+        from mujoco.egl import GLContext as egl_context
+    except ImportError:
+        return  # no EGL (libEGL missing): keep MuJoCo's choice and its own error
+    gl_context.GLContext = egl_context
+    for name in ("mujoco", "mujoco.rendering.classic.renderer"):
+        module = sys.modules.get(name)
+        if module is not None and hasattr(module, "GLContext"):
+            module.GLContext = egl_context
+
+
+_load_lock = threading.Lock()
+_loaded_path: str | None = None
+
+
+def pinned_mujoco_version() -> str:
+    """The MuJoCo version cusp was built against (MUJOCO_VERSION, installed beside the package
+    by ``pip install``, or the checkout's)."""
+    for path in (_PACKAGE / "MUJOCO_VERSION", REPO / "MUJOCO_VERSION"):
+        if path.is_file():
+            return path.read_text().strip()
+    raise PluginError(f"MUJOCO_VERSION not found beside {_PACKAGE} or in {REPO}: a broken install; "
+                      "reinstall with pip install <cusp checkout>")
+
+
+def plugin_path() -> pathlib.Path:
+    """Where libcusp.so is: $CUSP_PLUGIN if set (it must name a file), else the one installed in
+    this package (``pip install``), else the checkout's build/ (``scripts/build``)."""
+    env = os.environ.get("CUSP_PLUGIN")
+    if env:
+        path = pathlib.Path(env)
+        if not path.is_file():
+            raise PluginError(f"CUSP_PLUGIN={env} names no file; point it at a built libcusp.so "
+                              "or unset it to use the installed one")
+        return path.resolve()
+    candidates = [_PACKAGE / "libcusp.so", REPO / "build" / "libcusp.so"]
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise PluginError("libcusp.so not found (looked at " + ", ".join(map(str, candidates)) +
+                      "); install cusp with pip install <cusp checkout>, or build it in the "
+                      "checkout with bash scripts/build, or set CUSP_PLUGIN")
+
+
+def build_dir() -> pathlib.Path:
+    """The directory holding libcusp.so (in a checkout also the command line tools)."""
+    return plugin_path().parent
+
+
+# ---- which library registered cusp.contact (MuJoCo's plugin table, read through ctypes) --------
+
+class _PluginHead(ctypes.Structure):
+    # the leading fields of mjpPlugin (mujoco/mjplugin.h) up to the init callback
+    _fields_ = [("name", ctypes.c_char_p), ("nattribute", ctypes.c_int),
+                ("attributes", ctypes.c_void_p), ("capabilityflags", ctypes.c_int),
+                ("needstage", ctypes.c_int), ("nstate", ctypes.c_void_p),
+                ("nsensordata", ctypes.c_void_p), ("init", ctypes.c_void_p)]
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+
+def _libmujoco() -> ctypes.CDLL:
+    import mujoco
+
+    # the library the bindings already loaded (same soname: dlopen hands back the same handle)
+    path = pathlib.Path(mujoco.__file__).parent / f"libmujoco.so.{mujoco.__version__}"
+    lib = ctypes.CDLL(str(path))
+    lib.mjp_getPlugin.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)]
+    lib.mjp_getPlugin.restype = ctypes.POINTER(_PluginHead)
+    return lib
+
+
+def registered_path() -> str | None:
+    """The file of the library that registered cusp.contact in this process (by
+    :func:`load`, by MuJoCo's plugin directory or by anyone's ``mj_loadPluginLibrary``), or None
+    while it is not registered."""
+    slot = ctypes.c_int(-1)
+    plugin = _libmujoco().mjp_getPlugin(PLUGIN_NAME.encode(), ctypes.byref(slot))
+    if not plugin:
+        return None
+    try:
+        dladdr = ctypes.CDLL(None).dladdr
+    except AttributeError:  # glibc < 2.34
+        dladdr = ctypes.CDLL("libdl.so.2").dladdr
+    dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+    info = _DlInfo()
+    if not dladdr(plugin.contents.init, ctypes.byref(info)) or not info.dli_fname:
+        raise PluginError("cusp.contact is registered but its library cannot be located")
+    return os.path.realpath(info.dli_fname.decode())
+
+
+def load() -> str:
+    """Register the cusp.contact plugin with MuJoCo once per process; returns the library's path.
+    A no-op when it is already registered (by the ``mujoco.plugins`` entry point that ``pip
+    install`` sets up, by a libcusp.so in MuJoCo's plugin directory, or by an earlier call)."""
+    global _loaded_path
+    import mujoco
+
+    with _load_lock:
+        if _loaded_path is not None:
+            return _loaded_path
+        if mujoco.__version__ != pinned_mujoco_version():
+            raise PluginError(
+                f"cusp was built for MuJoCo {pinned_mujoco_version()}, but this Python has "
+                f"mujoco {mujoco.__version__}: pip install mujoco=={pinned_mujoco_version()}")
+        existing = registered_path()
+        if existing is None:
+            path = str(plugin_path())
+            mujoco.mj_loadPluginLibrary(path)
+            existing = registered_path()
+            if existing is None:
+                raise PluginError(f"{path} did not register {PLUGIN_NAME}: not a cusp library?")
+        elif os.environ.get("CUSP_PLUGIN") and existing != str(plugin_path()):
+            raise PluginError(f"{PLUGIN_NAME} is already registered from {existing}, not from "
+                              f"CUSP_PLUGIN={os.environ['CUSP_PLUGIN']}: MuJoCo holds one library "
+                              "per plugin; unset CUSP_PLUGIN or remove the other copy")
+        _loaded_path = existing
+        return _loaded_path
+
+
+#: the message of a failed registration already printed by :func:`entry_point` (None: none)
+reported: str | None = None
+
+
+def entry_point() -> None:
+    """``mujoco.plugins`` entry point (pyproject.toml): ``import mujoco`` calls it, so that any
+    cusp scene loads in plain MuJoCo (``python -m mujoco.viewer``, ``mujoco-studio``, ...). A
+    failure is printed here as one line (MuJoCo would wrap it in a warning with its own source
+    line) and raised again by :func:`load` when cusp is used."""
+    global reported
+    try:
+        load()
+    except PluginError as err:
+        reported = str(err)
+        print(f"cusp: {err}", file=sys.stderr)
