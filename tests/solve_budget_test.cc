@@ -7,9 +7,9 @@
 #include <mujoco/mujoco.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -98,7 +98,11 @@ TEST(SolveBudget, EveryBackendStaysWithinItsCap) {
   for (const Case& c : cases) {
     const cuspLcpBackend* b = cusp_lcp_backend_find(c.name);
     ASSERT_NE(b, nullptr) << c.name;
-    cuspLcpProblem p = {n, M.data(), n, q.data(), c.free_bounds ? lo.data() : nullptr,
+    cuspLcpProblem p = {n,
+                        M.data(),
+                        n,
+                        q.data(),
+                        c.free_bounds ? lo.data() : nullptr,
                         c.free_bounds ? hi.data() : nullptr};
     cuspLcpOptions opt = cusp_lcp_default_options();
     opt.tol = 1e-300;
