@@ -2,6 +2,8 @@
 #define _GNU_SOURCE  // RTLD_DEFAULT
 #include "lapack_shim.h"
 
+#include <math.h>
+
 #include <dlfcn.h>
 #include <stddef.h>
 
@@ -9,16 +11,10 @@ _Static_assert(sizeof(mjtNum) == sizeof(double), "cusp solver needs mjtNum == do
 
 // Fortran prototypes (gfortran ABI: trailing underscore, hidden string lengths omitted, which is
 // safe for single-character arguments with the reference and OpenBLAS libraries).
-extern void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
-extern void dgetrs_(const char* trans, const int* n, const int* nrhs, const double* a,
-                    const int* lda, const int* ipiv, double* b, const int* ldb, int* info);
 extern void dgecon_(const char* norm, const int* n, const double* a, const int* lda,
                     const double* anorm, double* rcond, double* work, int* iwork, int* info);
 extern double dlange_(const char* norm, const int* m, const int* n, const double* a,
                       const int* lda, double* work);
-extern void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info);
-extern void dpotrs_(const char* uplo, const int* n, const int* nrhs, const double* a,
-                    const int* lda, double* b, const int* ldb, int* info);
 extern void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag,
                    const int* m, const int* n, const double* alpha, const double* a,
                    const int* lda, double* b, const int* ldb);
@@ -28,21 +24,102 @@ extern void dsyrk_(const char* uplo, const char* trans, const int* n, const int*
 extern void dgeqp3_(const int* m, const int* n, double* a, const int* lda, int* jpvt,
                     double* tau, double* work, const int* lwork, int* info);
 
+// LU with partial pivoting and its solves are plain loops too, in LAPACK's format (unit lower L
+// and U in a, 1-based row interchanges in ipiv), so that dgecon reads the factor; the pivot is the
+// first largest |a_ij| in the column, as LAPACK's idamax. info = j + 1 for the first exactly zero
+// pivot (the factorization is completed, as LAPACK).
 int cusp_dgetrf(mjtNum* a, int* ipiv, int m, int n, int lda) {
-  int info = 0;
-  // empty problems return before LAPACK, whose argument check (lda >= max(1, n)) would call
-  // xerbla, which prints and exits the whole process
-  if (m <= 0 || n <= 0) return 0;
-  dgetrf_(&m, &n, a, &lda, ipiv, &info);
+  int info = 0, k = m < n ? m : n;
+  for (int j = 0; j < k; j++) {
+    mjtNum* aj = a + (size_t)j * lda;
+    int p = j;
+    mjtNum big = fabs(aj[j]);
+    for (int i = j + 1; i < m; i++) {
+      if (fabs(aj[i]) > big) {
+        big = fabs(aj[i]);
+        p = i;
+      }
+    }
+    ipiv[j] = p + 1;
+    if (aj[p] == 0) {
+      if (!info) info = j + 1;
+      continue;
+    }
+    if (p != j) {
+      for (int c = 0; c < n; c++) {
+        mjtNum* col = a + (size_t)c * lda;
+        mjtNum t = col[j];
+        col[j] = col[p];
+        col[p] = t;
+      }
+    }
+    mjtNum inv = 1 / aj[j];
+    for (int i = j + 1; i < m; i++) aj[i] *= inv;
+    for (int c = j + 1; c < n; c++) {
+      mjtNum* col = a + (size_t)c * lda;
+      mjtNum f = col[j];
+      if (f == 0) continue;
+      for (int i = j + 1; i < m; i++) col[i] -= aj[i] * f;
+    }
+  }
   return info;
 }
 
 int cusp_dgetrs(mjtNum* b, char trans, const mjtNum* lu, const int* ipiv, int n, int nrhs,
                 int lda, int ldb) {
-  int info = 0;
-  if (n <= 0 || nrhs <= 0) return 0;
-  dgetrs_(&trans, &n, &nrhs, lu, &lda, ipiv, b, &ldb, &info);
-  return info;
+  int t = trans == 'T' || trans == 't';
+  for (int c = 0; c < nrhs; c++) {
+    mjtNum* x = b + (size_t)c * ldb;
+    if (!t) {
+      // P A = L U: x := P b, L y = x, U x = y
+      for (int i = 0; i < n; i++) {
+        int p = ipiv[i] - 1;
+        if (p != i) {
+          mjtNum tmp = x[i];
+          x[i] = x[p];
+          x[p] = tmp;
+        }
+      }
+      for (int j = 0; j < n; j++) {
+        const mjtNum* lj = lu + (size_t)j * lda;
+        mjtNum xj = x[j];
+        if (xj != 0) {
+          for (int i = j + 1; i < n; i++) x[i] -= lj[i] * xj;
+        }
+      }
+      for (int j = n - 1; j >= 0; j--) {
+        const mjtNum* uj = lu + (size_t)j * lda;
+        x[j] /= uj[j];
+        mjtNum xj = x[j];
+        if (xj != 0) {
+          for (int i = 0; i < j; i++) x[i] -= uj[i] * xj;
+        }
+      }
+    } else {
+      // A^T x = b: U^T y = b, L^T z = y, x = P^T z
+      for (int j = 0; j < n; j++) {
+        const mjtNum* uj = lu + (size_t)j * lda;
+        mjtNum s = x[j];
+        for (int i = 0; i < j; i++) s -= uj[i] * x[i];
+        x[j] = s / uj[j];
+      }
+      for (int j = n - 1; j >= 0; j--) {
+        const mjtNum* lj = lu + (size_t)j * lda;
+        mjtNum s = x[j];
+        for (int i = j + 1; i < n; i++) s -= lj[i] * x[i];
+        x[j] = s;
+      }
+      for (int i = n - 1; i >= 0; i--) {
+        int p = ipiv[i] - 1;
+        if (p != i) {
+          mjtNum tmp = x[i];
+          x[i] = x[p];
+          x[p] = tmp;
+        }
+      }
+    }
+  }
+  return 0;
 }
 
 int cusp_dgecon(mjtNum* rcond, const mjtNum* lu, mjtNum anorm, int n, int lda, mjtNum* work,
@@ -63,20 +140,46 @@ mjtNum cusp_dlange1(const mjtNum* a, int m, int n, int lda) {
   return dlange_(&norm, &m, &n, a, &lda, 0);
 }
 
+// Cholesky and its solves are plain loops, like the products below: the systems here are small
+// (a rigid body's 6 dofs, an arm's tens), where reference BLAS's dtrsm spends most of its time in
+// argument checks, and loops keep the summation order fixed.
 int cusp_dpotrf(mjtNum* a, int n, int lda) {
-  int info = 0;
-  const char uplo = 'L';
-  if (n <= 0) return 0;
-  dpotrf_(&uplo, &n, a, &lda, &info);
-  return info;
+  // lower Cholesky, column by column (left-looking); info = j + 1 if the leading minor of order
+  // j + 1 is not positive definite, as LAPACK
+  for (int j = 0; j < n; j++) {
+    mjtNum* aj = a + (size_t)j * lda;
+    mjtNum djj = aj[j];
+    for (int k = 0; k < j; k++) djj -= a[j + (size_t)k * lda] * a[j + (size_t)k * lda];
+    if (!(djj > 0)) return j + 1;
+    djj = sqrt(djj);
+    aj[j] = djj;
+    for (int i = j + 1; i < n; i++) {
+      mjtNum s = aj[i];
+      for (int k = 0; k < j; k++) s -= a[i + (size_t)k * lda] * a[j + (size_t)k * lda];
+      aj[i] = s / djj;
+    }
+  }
+  return 0;
 }
 
 int cusp_dpotrs(mjtNum* b, const mjtNum* l, int n, int nrhs, int lda, int ldb) {
-  int info = 0;
-  const char uplo = 'L';
-  if (n <= 0 || nrhs <= 0) return 0;
-  dpotrs_(&uplo, &n, &nrhs, l, &lda, b, &ldb, &info);
-  return info;
+  for (int c = 0; c < nrhs; c++) {
+    mjtNum* x = b + (size_t)c * ldb;
+    // L y = b
+    for (int i = 0; i < n; i++) {
+      mjtNum s = x[i];
+      for (int k = 0; k < i; k++) s -= l[i + (size_t)k * lda] * x[k];
+      x[i] = s / l[i + (size_t)i * lda];
+    }
+    // L^T x = y
+    for (int i = n - 1; i >= 0; i--) {
+      const mjtNum* li = l + (size_t)i * lda;
+      mjtNum s = x[i];
+      for (int k = i + 1; k < n; k++) s -= li[k] * x[k];
+      x[i] = s / li[i];
+    }
+  }
+  return 0;
 }
 
 void cusp_dtrsm_lower_left(mjtNum* b, char trans, const mjtNum* a, mjtNum alpha, int n, int nrhs,
