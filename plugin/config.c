@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "params.h"  // cusp_touches: the pipeline's rule of what registered geoms touch
+
 #define CUSP_SOLVER_CHOICES "chain|fbnewton|lemke|pgs|ncpsmooth"
 
 const cuspConfigKey cusp_config_keys[] = {
@@ -18,8 +20,9 @@ const cuspConfigKey cusp_config_keys[] = {
    "geoms the registered disks and bodies touch; empty: every other geom"},
   {"bodies", CUSP_KEY_BODIES, "", 0, 0, NULL, "-",
    "rigid bodies (free joint) with patch contact; their geoms need contype=conaffinity=0"},
-  {"limit_surface", CUSP_KEY_BODY_PARAMS, "", 0, 1e6, NULL, "-, -, m",
-   "per-body limit surface 'body:et,eo,er; ...'; a value <= 0 keeps the patch default"},
+  {"limit_surface", CUSP_KEY_BODY_PARAMS, "", 1e-6, 1e6, NULL, "-, -, m",
+   "per-body limit surface 'body:et,eo,er; ...' of bodies in `bodies`; a value 0 keeps the patch "
+   "default"},
   {"friction", CUSP_KEY_REAL, "-1", -1, 100, NULL, "-",
    "friction coefficient for every cusp contact; -1: max of the pair's geom friction"},
   {"friction_directions", CUSP_KEY_INT, "8", 4, 64, NULL, "-",
@@ -29,7 +32,8 @@ const cuspConfigKey cusp_config_keys[] = {
   {"tolerance", CUSP_KEY_REAL, "1e-10", 1e-16, 1e-2, NULL, "-",
    "solver residual tolerance on the conditioned problem"},
   {"max_iterations", CUSP_KEY_INT, "200", 1, 1000000, NULL, "-",
-   "iteration limit per backend and step"},
+   "iteration limit per backend run; a run also stops when its work budget is spent (counted as "
+   "a failed solve; plugin/solver/lcp.h)"},
   {"fallback", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
    "when the chosen backend fails a step, run the chain from the same start; keep the better answer"},
   {"warm_start", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
@@ -93,8 +97,15 @@ int cusp_config_override_set(const char* key, const char* value, char* err, int 
              value ? value : "");
     return -1;
   }
-  if (!value || strlen(value) >= CUSP_OVERRIDE_LEN) {
-    snprintf(err, err_sz, "cusp.contact: config key '%s': value too long", key);
+  if (!value) {
+    snprintf(err, err_sz, "cusp.contact: config key '%s' has no value", key);
+    return -1;
+  }
+  if (strlen(value) >= CUSP_OVERRIDE_LEN) {
+    snprintf(err, err_sz,
+             "cusp.contact: config key '%s' has value '%.120s...' (%zu characters): an override "
+             "holds at most %d (write longer values in the MJCF)",
+             key, value, strlen(value), CUSP_OVERRIDE_LEN - 1);
     return -1;
   }
   pthread_mutex_lock(&override_lock);
@@ -131,8 +142,16 @@ const char* cusp_config_value(const mjModel* m, int instance, const cuspConfigKe
 
 //---------------------------------- parsing --------------------------------------------------------
 
+// "cusp.contact: config key 'K' has value 'V': why" on one line; a value longer than 200
+// characters is shown by its start and its length (the message stays one readable line)
 static int fail(char* err, int err_sz, const char* key, const char* value, const char* why) {
-  snprintf(err, err_sz, "cusp.contact: config key '%s' has value '%s': %s", key, value, why);
+  size_t len = strlen(value);
+  if (len > 200) {
+    snprintf(err, err_sz, "cusp.contact: config key '%s' has value '%.120s...' (%zu characters): %s",
+             key, value, len, why);
+  } else {
+    snprintf(err, err_sz, "cusp.contact: config key '%s' has value '%s': %s", key, value, why);
+  }
   return -1;
 }
 
@@ -200,7 +219,8 @@ static int parse_names(int** ids, int* n, const mjModel* m, mjtObj obj, const cu
   return 0;
 }
 
-// "body:et,eo,er; body:et,eo,er"
+// "body:et,eo,er; body:et,eo,er": any length; every body registered in `bodies` (parsed before),
+// at most once; each value 0 (the patch default) or within [key->min, key->max]
 static int parse_body_params(cuspConfig* cfg, const mjModel* m, const cuspConfigKey* key,
                              const char* value, char* err, int err_sz) {
   int n = 0;
@@ -208,38 +228,72 @@ static int parse_body_params(cuspConfig* cfg, const mjModel* m, const cuspConfig
   cfg->limit_surface = n ? (cuspLimitSurfaceOverride*)calloc(n, sizeof(cuspLimitSurfaceOverride))
                          : NULL;
   cfg->nlimit_surface = 0;
-  char buf[CUSP_OVERRIDE_LEN];
-  snprintf(buf, sizeof(buf), "%s", value);
+  char* buf = (char*)malloc(strlen(value) + 1);
+  if (!buf || (n && !cfg->limit_surface)) {
+    free(buf);
+    return fail(err, err_sz, key->key, value, "out of memory");
+  }
+  strcpy(buf, value);
+  char why[512];
+  int rc = 0;
   char* save = NULL;
-  for (char* item = strtok_r(buf, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
+  for (char* item = strtok_r(buf, ";", &save); item && !rc; item = strtok_r(NULL, ";", &save)) {
     if (is_blank(item)) continue;
     char* colon = strchr(item, ':');
-    if (!colon) return fail(err, err_sz, key->key, value, "expected 'body:et,eo,er'");
+    if (!colon) {
+      snprintf(why, sizeof(why), "entry '%.200s': expected 'body:et,eo,er'", item);
+      rc = fail(err, err_sz, key->key, value, why);
+      break;
+    }
     *colon = 0;
     char name[256];
     if (sscanf(item, " %255s", name) != 1) {
-      return fail(err, err_sz, key->key, value, "missing body name before ':'");
+      rc = fail(err, err_sz, key->key, value, "missing body name before ':'");
+      break;
     }
     int id = mj_name2id(m, mjOBJ_BODY, name);
     if (id < 0) {
-      char why[320];
       snprintf(why, sizeof(why), "no body named '%s' in the model", name);
-      return fail(err, err_sz, key->key, value, why);
+      rc = fail(err, err_sz, key->key, value, why);
+      break;
     }
+    if (cusp_config_patch_body_index(cfg, id) < 0) {
+      snprintf(why, sizeof(why),
+               "body '%s' is not registered in 'bodies' (a limit surface applies to patch bodies "
+               "only)", name);
+      rc = fail(err, err_sz, key->key, value, why);
+      break;
+    }
+    for (int i = 0; i < cfg->nlimit_surface; i++) {
+      if (cfg->limit_surface[i].body == id) {
+        snprintf(why, sizeof(why), "body '%s' is listed twice", name);
+        rc = fail(err, err_sz, key->key, value, why);
+      }
+    }
+    if (rc) break;
     double e[3];
     char tail;
     if (sscanf(colon + 1, " %lf , %lf , %lf %c", e, e + 1, e + 2, &tail) != 3 ||
         !isfinite(e[0]) || !isfinite(e[1]) || !isfinite(e[2])) {
-      return fail(err, err_sz, key->key, value, "expected three numbers 'et,eo,er'");
+      snprintf(why, sizeof(why), "body '%s': expected three numbers 'et,eo,er'", name);
+      rc = fail(err, err_sz, key->key, value, why);
+      break;
     }
-    for (int i = 0; i < 3; i++) {
-      if (e[i] > key->max) return fail(err, err_sz, key->key, value, "value out of range");
+    static const char* what[3] = {"et", "eo", "er"};
+    for (int i = 0; i < 3 && !rc; i++) {
+      if (e[i] != 0 && !(e[i] >= key->min && e[i] <= key->max)) {
+        snprintf(why, sizeof(why), "body '%s': %s = %g out of range: 0 (the default) or [%g, %g]",
+                 name, what[i], e[i], key->min, key->max);
+        rc = fail(err, err_sz, key->key, value, why);
+      }
     }
+    if (rc) break;
     cuspLimitSurfaceOverride* o = &cfg->limit_surface[cfg->nlimit_surface++];
     o->body = id;
     for (int i = 0; i < 3; i++) o->e[i] = e[i];
   }
-  return 0;
+  free(buf);
+  return rc;
 }
 
 static int parse_key(cuspConfig* cfg, const mjModel* m, const cuspConfigKey* key,
@@ -312,6 +366,103 @@ static int check_not_collided(const mjModel* m, int geom, const char* key, const
   return 0;
 }
 
+static const char* geom_name(const mjModel* m, int g) {
+  const char* name = mj_id2name(m, mjOBJ_GEOM, g);
+  return name ? name : "(unnamed)";
+}
+
+static const char* body_name(const mjModel* m, int b) {
+  const char* name = mj_id2name(m, mjOBJ_BODY, b);
+  return name ? name : "(unnamed)";
+}
+
+// geom types no registered disk or body can be in contact with: detection has no routine for them
+// (a disk would fall through a heightfield without a warning; a patch body on one went through
+// MuJoCo's generic convex-heightfield points, 63 ms a step, most solves failing)
+static const char* unsupported_environment(int type) {
+  if (type == mjGEOM_HFIELD) return "a heightfield";
+  if (type == mjGEOM_SDF) return "an SDF";
+  return NULL;
+}
+
+// the first registered geom (a disk, or a geom of a registered body) that the pipeline's touch
+// rule (cusp_touches, params.h) lets touch geom g; -1 if none
+static int first_toucher(const cuspParams* p, const cuspConfig* cfg, const mjModel* m, int g) {
+  for (int k = 0; k < cfg->ndisk; k++) {
+    if (cusp_touches(p, m, cfg->disk_geoms[k], g)) return cfg->disk_geoms[k];
+  }
+  for (int k = 0; k < cfg->npatch_body; k++) {
+    int b = cfg->patch_bodies[k];
+    for (int s = m->body_geomadr[b]; s < m->body_geomadr[b] + m->body_geomnum[b]; s++) {
+      if (cusp_touches(p, m, s, g)) return s;
+    }
+  }
+  return -1;
+}
+
+// What the registered disks and bodies touch (by the pipeline's own rule, cusp_touches: the
+// `environment` geoms, or with it empty every geom MuJoCo collides, plus the registered bodies;
+// never the own body) may not be of a type detection has no routine for; and an `environment`
+// entry must do something: not a disk (disks are never obstacles), not a geom of a registered
+// body (those are obstacles to every other registered geom without being listed, never to their
+// own body), not a geom that only its own body's registered geoms could touch.
+static int check_environment_with(const cuspParams* p, const cuspConfig* cfg, const mjModel* m,
+                                  const char* value, char* err, int err_sz) {
+  char why[640];
+  for (int g = 0; g < m->ngeom; g++) {
+    const char* type = unsupported_environment(m->geom_type[g]);
+    int s = type ? first_toucher(p, cfg, m, g) : -1;
+    if (s < 0) continue;
+    snprintf(why, sizeof(why),
+             "%sgeom '%s' is %s, which registered geom '%s' would touch but cusp does not support "
+             "as environment (nothing would hold it up)%s", cfg->nenv ? "" : "empty, so ",
+             geom_name(m, g), type, geom_name(m, s),
+             cfg->nenv ? "" : "; list the environment geoms without it");
+    return fail(err, err_sz, "environment", value, why);
+  }
+  for (int i = 0; i < cfg->nenv; i++) {
+    int g = cfg->environment_geoms[i], b = m->geom_bodyid[g];
+    if (cusp_config_disk_index(cfg, g) >= 0) {
+      snprintf(why, sizeof(why), "geom '%s' is a registered disk (disks are never obstacles)",
+               geom_name(m, g));
+      return fail(err, err_sz, "environment", value, why);
+    }
+    if (cusp_config_patch_body_index(cfg, b) >= 0) {
+      snprintf(why, sizeof(why),
+               "geom '%s' belongs to registered body '%s' (registered bodies are obstacles to "
+               "every other registered disk and body without being listed, never to themselves)",
+               geom_name(m, g), body_name(m, b));
+      return fail(err, err_sz, "environment", value, why);
+    }
+    if (first_toucher(p, cfg, m, g) < 0) {
+      int disk = -1;
+      for (int k = 0; k < cfg->ndisk && disk < 0; k++) {
+        if (m->geom_bodyid[cfg->disk_geoms[k]] == b) disk = cfg->disk_geoms[k];
+      }
+      snprintf(why, sizeof(why),
+               "geom '%s' is on body '%s'%s%s%s, and no other registered disk or body touches it: "
+               "nothing touches its own body, so the entry does nothing", geom_name(m, g),
+               body_name(m, b), disk >= 0 ? " of registered disk '" : "",
+               disk >= 0 ? geom_name(m, disk) : "", disk >= 0 ? "'" : "");
+      return fail(err, err_sz, "environment", value, why);
+    }
+  }
+  return 0;
+}
+
+static int check_environment(const cuspConfig* cfg, const mjModel* m, const char* value, char* err,
+                             int err_sz) {
+  if (!cfg->ndisk && !cfg->npatch_body) return 0;
+  cuspParams p;
+  if (cusp_params_init(&p, cfg, m)) {
+    cusp_params_free(&p);
+    return fail(err, err_sz, "environment", value, "out of memory");
+  }
+  int rc = check_environment_with(&p, cfg, m, value, err, err_sz);
+  cusp_params_free(&p);
+  return rc;
+}
+
 int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err, int err_sz) {
   memset(cfg, 0, sizeof(*cfg));
   for (const cuspConfigKey* key = cusp_config_keys; key->key; key++) {
@@ -378,6 +529,13 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
       return -1;
     }
   }
+  for (const cuspConfigKey* key = cusp_config_keys; key->key; key++) {
+    if (strcmp(key->key, "environment")) continue;
+    if (check_environment(cfg, m, cusp_config_value(m, instance, key), err, err_sz)) {
+      cusp_config_free(cfg);
+      return -1;
+    }
+  }
   if (cfg->friction < 0 && cfg->friction != -1) {
     char value[64];
     snprintf(value, sizeof(value), "%g", cfg->friction);
@@ -394,6 +552,30 @@ void cusp_config_free(cuspConfig* cfg) {
   free(cfg->patch_bodies);
   free(cfg->limit_surface);
   memset(cfg, 0, sizeof(*cfg));
+}
+
+static int copy_array(void** dst, const void* src, int n, size_t size) {
+  *dst = NULL;
+  if (n <= 0) return 0;
+  *dst = malloc((size_t)n * size);
+  if (!*dst) return -1;
+  memcpy(*dst, src, (size_t)n * size);
+  return 0;
+}
+
+int cusp_config_copy(cuspConfig* dst, const cuspConfig* src) {
+  *dst = *src;
+  int rc = copy_array((void**)&dst->disk_geoms, src->disk_geoms, src->ndisk, sizeof(int));
+  rc |= copy_array((void**)&dst->environment_geoms, src->environment_geoms, src->nenv,
+                   sizeof(int));
+  rc |= copy_array((void**)&dst->patch_bodies, src->patch_bodies, src->npatch_body, sizeof(int));
+  rc |= copy_array((void**)&dst->limit_surface, src->limit_surface, src->nlimit_surface,
+                   sizeof(cuspLimitSurfaceOverride));
+  if (rc) {
+    cusp_config_free(dst);
+    return -1;
+  }
+  return 0;
 }
 
 static const char* type_name(cuspKeyType t) {
@@ -423,6 +605,8 @@ int cusp_config_markdown(char* out, int out_sz) {
       }
     } else if (k->type == CUSP_KEY_BOOL) {
       snprintf(range, sizeof(range), "true, false");
+    } else if (k->type == CUSP_KEY_BODY_PARAMS) {
+      snprintf(range, sizeof(range), "0 or [%g, %g]", k->min, k->max);
     }
     len += snprintf(out + (len < out_sz ? len : out_sz), len < out_sz ? out_sz - len : 0,
                     "| `%s` | %s | %s | `%s` | %s | %s |\n", k->key, type_name(k->type), k->unit,

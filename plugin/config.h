@@ -78,6 +78,8 @@ const char* cusp_config_value(const mjModel* m, int instance, const cuspConfigKe
 // and the value into err (err_sz bytes); on success returns 0 and fills cfg.
 int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err, int err_sz);
 void cusp_config_free(cuspConfig* cfg);
+// dst := a deep copy of src (its own lists); 0, or -1 (out of memory, dst empty)
+int cusp_config_copy(cuspConfig* dst, const cuspConfig* src);
 
 // Position of geom g in cfg->disk_geoms, of body b in cfg->patch_bodies; -1 if not registered.
 int cusp_config_disk_index(const cuspConfig* cfg, int g);

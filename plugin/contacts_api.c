@@ -11,7 +11,7 @@ static const cuspInstance* find_instance(const mjModel* m, const mjData* d, int 
   if (!m || !d || instance < 0 || instance >= m->nplugin) return NULL;
   const mjpPlugin* plugin = mjp_getPluginAtSlot(m->plugin[instance]);
   if (!plugin || !plugin->name || strcmp(plugin->name, "cusp.contact")) return NULL;
-  return (const cuspInstance*)d->plugin_data[instance];
+  return cusp_instance_find(d, instance);  // never d->plugin_data: it may be a copied pointer
 }
 
 static int is_own_patch(const cuspPatch* p) { return p->source < 0; }

@@ -24,8 +24,14 @@ int cusp_check_version(int library_version, int header_version, char* msg, int m
   return -1;
 }
 
-static cuspInstance* get_instance(const mjData* d, int instance) {
-  return (cuspInstance*)d->plugin_data[instance];
+// The instance of (d, instance), found in the registry (instance.h): d->plugin_data may hold a
+// pointer copied from another mjData (Python's pickle) and is repaired, never read through.
+// Rebuilt from the model's config if d has none; NULL (with one warning) only if that fails.
+static cuspInstance* get_instance(const mjModel* m, mjData* d, int instance) {
+  char msg[1024];
+  cuspInstance* inst = cusp_instance_get(m, d, instance, msg, sizeof(msg));
+  if (!inst) mju_warning("%s", msg);
+  return inst;
 }
 
 //---------------------------------- callbacks ------------------------------------------------------
@@ -41,28 +47,11 @@ static int cusp_init(const mjModel* m, mjData* d, int instance) {
     mju_warning("%s", msg);
     return -1;
   }
-  cuspInstance* inst = (cuspInstance*)calloc(1, sizeof(cuspInstance));
+  // an instance d already owns (init called twice for one mjData) is replaced, not leaked
+  cusp_instance_destroy(d, instance);
+  cuspInstance* inst = cusp_instance_create(m, d, instance, msg, sizeof(msg));
   if (!inst) {
-    mju_warning("cusp.contact: out of memory");
-    return -1;
-  }
-  if (cusp_config_parse(&inst->cfg, m, instance, msg, sizeof(msg))) {
     mju_warning("%s", msg);
-    free(inst);
-    return -1;
-  }
-  if (cusp_sensor_validate(m, instance, &inst->cfg, msg, sizeof(msg))) {
-    mju_warning("%s", msg);
-    cusp_config_free(&inst->cfg);
-    free(inst);
-    return -1;
-  }
-  if (cusp_step_init(&inst->work, m, &inst->cfg) || cusp_guard_init(&inst->guard, m)) {
-    mju_warning("cusp.contact: out of memory for the step workspace");
-    cusp_guard_free(&inst->guard);
-    cusp_step_free(&inst->work);
-    cusp_config_free(&inst->cfg);
-    free(inst);
     return -1;
   }
   d->plugin_data[instance] = (uintptr_t)inst;
@@ -70,18 +59,26 @@ static int cusp_init(const mjModel* m, mjData* d, int instance) {
 }
 
 static void cusp_destroy(mjData* d, int instance) {
-  cuspInstance* inst = get_instance(d, instance);
-  if (!inst) return;
-  cusp_guard_free(&inst->guard);
-  cusp_step_free(&inst->work);
-  cusp_config_free(&inst->cfg);
-  free(inst);
-  d->plugin_data[instance] = 0;
+  // frees only the instance registered for d, whatever d->plugin_data says: a pickled copy whose
+  // plugin_data still names the original's instance must not free it a second time
+  cusp_instance_destroy(d, instance);
+}
+
+// mj_copyData(dest, m, src): dest keeps its own instance (MuJoCo restores dest->plugin_data
+// around the copy) and gets src's configuration and history, so that both step alike
+static void cusp_copy(mjData* dest, const mjModel* m, const mjData* src, int instance) {
+  cuspInstance* to = get_instance(m, dest, instance);
+  const cuspInstance* from = cusp_instance_find(src, instance);
+  if (to && from && cusp_instance_copy(to, m, from)) {
+    mju_warning("cusp.contact: out of memory copying an instance; the copy starts without warm "
+                "start");
+  }
 }
 
 static void cusp_reset(const mjModel* m, mjtNum* plugin_state, void* plugin_data, int instance) {
+  (void)plugin_data;  // maybe another mjData's (see get_instance): found by the state instead
   memset(plugin_state, 0, cusp_nstate(m, instance) * sizeof(mjtNum));
-  cuspInstance* inst = (cuspInstance*)plugin_data;
+  cuspInstance* inst = cusp_instance_find_state(m, plugin_state, instance);
   if (inst) {
     // inst->warned survives resets: one warning per instance, not per episode (MuJoCo resets
     // mjData itself on a diverging state, possibly every step)
@@ -94,7 +91,7 @@ static void cusp_reset(const mjModel* m, mjtNum* plugin_state, void* plugin_data
 static void cusp_compute(const mjModel* m, mjData* d, int instance, int capability_bit) {
   // contact impulses are applied in advance(): nothing to add to the passive forces; sensors
   // report the last step's results
-  const cuspInstance* inst = get_instance(d, instance);
+  const cuspInstance* inst = get_instance(m, d, instance);
   if (inst && (capability_bit & mjPLUGIN_SENSOR)) cusp_sensor_fill(m, d, instance, inst);
 }
 
@@ -107,7 +104,8 @@ static int cusp_nsensordata(const mjModel* m, int instance, int sensor_id) {
 
 static void cusp_advance(const mjModel* m, mjData* d, int instance) {
   mjtNum* state = d->plugin_state + m->plugin_stateadr[instance];
-  cuspInstance* inst = get_instance(d, instance);
+  cuspInstance* inst = get_instance(m, d, instance);
+  if (!inst) return;  // out of memory rebuilding it: warned; the step stays MuJoCo's
   if (state[CUSP_STATE_STEPS] != inst->last_steps || d->time != inst->next_time) {
     cusp_step_reset(&inst->work);  // state set from outside since the last step: no warm start
   }
@@ -131,7 +129,7 @@ static void cusp_advance(const mjModel* m, mjData* d, int instance) {
 
 static void cusp_visualize(const mjModel* m, mjData* d, const mjvOption* opt, mjvScene* scn,
                            int instance) {
-  const cuspInstance* inst = get_instance(d, instance);
+  const cuspInstance* inst = get_instance(m, d, instance);
   if (!inst || !inst->cfg.visualize) return;
   cusp_visualize_step(scn, opt, inst->work.contacts, inst->work.ncontact, inst->work.patch.patch,
                       inst->work.patch.npatch, m->opt.timestep, inst->cfg.force_scale);
@@ -161,6 +159,7 @@ mjPLUGIN_LIB_INIT(cusp) {
   plugin.nstate = cusp_nstate;
   plugin.init = cusp_init;
   plugin.destroy = cusp_destroy;
+  plugin.copy = cusp_copy;
   plugin.reset = cusp_reset;
   plugin.compute = cusp_compute;
   plugin.advance = cusp_advance;

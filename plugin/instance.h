@@ -23,10 +23,50 @@ typedef struct cuspInstance_ {
   // the warm start is then dropped, so results depend on the mjData's state alone
   mjtNum last_steps;   // state[CUSP_STATE_STEPS] after the last step
   mjtNum next_time;    // s, d->time the next step will see if nobody sets the state
+  // the mjData and instance index this instance belongs to (see "Ownership" below)
+  const mjData* owner;
+  int index;
 } cuspInstance;
 
 // version check: 0 if the library and headers agree, else -1 and a message with both
 int cusp_check_version(int library_version, int header_version, char* msg, int msg_sz);
+
+//---------------------------------- ownership ------------------------------------------------------
+// d->plugin_data[i] is a raw pointer that MuJoCo and its bindings copy as bytes: Python's pickle
+// writes it out and its unpickling writes it over the instance that mj_makeData had just made
+// (the loaded data then holds a pointer of another mjData, or of another process), and any code
+// that copies plugin_data by hand does the same. So the plugin never trusts d->plugin_data: every
+// live instance is kept in a process-wide registry with the mjData that owns it, callbacks find
+// the instance by (d, index), repair d->plugin_data, and only ever free an instance they find
+// there. A pointer that is not in the registry is never dereferenced.
+
+// Parse the config of instance `index` of m, allocate an instance for d and register it (the
+// caller stores it in d->plugin_data). NULL with a one-line message in err on failure.
+cuspInstance* cusp_instance_create(const mjModel* m, const mjData* d, int index, char* err,
+                                   int err_sz);
+
+// The registered instance owned by (d, index); NULL if there is none.
+cuspInstance* cusp_instance_find(const mjData* d, int index);
+
+// The registered instance whose owner's published state is `state` (for MuJoCo's reset
+// callback, which gets neither d nor a trustworthy plugin_data); NULL if there is none.
+cuspInstance* cusp_instance_find_state(const mjModel* m, const mjtNum* state, int index);
+
+// The instance of (d, index): the registered one, or, if d has none (an mjData whose
+// instances were never made for it), a new one built from m's config. d->plugin_data[index] is
+// set to it. NULL only if a new one could not be built (err gets why).
+cuspInstance* cusp_instance_get(const mjModel* m, mjData* d, int index, char* err, int err_sz);
+
+// Make dst (an instance of another mjData of the same model) a copy of src: the same
+// configuration and the history the next step reads (warm start, last contacts and patches,
+// counters), so that both step identically. 0, or -1 (out of memory: dst then starts cold).
+int cusp_instance_copy(cuspInstance* dst, const mjModel* m, const cuspInstance* src);
+
+// Unregister and free the instance owned by (d, index), if any; d->plugin_data[index] := 0.
+void cusp_instance_destroy(mjData* d, int index);
+
+// Number of registered instances (tests).
+int cusp_instance_count(void);
 
 #ifdef __cplusplus
 }

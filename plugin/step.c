@@ -165,6 +165,34 @@ static cuspDynamics* island_dynamics(cuspStepWork* w, const mjModel* m, int k, i
   return w->dyn + k;
 }
 
+int cusp_step_copy_history(cuspStepWork* dst, const cuspStepWork* src, const cuspConfig* cfg) {
+  int need = src->nprev > src->ncontact ? src->nprev : src->ncontact;
+  if (dst->r != src->r || (need > dst->capacity && grow(dst, need, cfg))) return -1;
+  size_t r = (size_t)src->r;
+  memcpy(dst->contacts, src->contacts, (size_t)src->ncontact * sizeof(cuspContact));
+  dst->ncontact = src->ncontact;
+  memcpy(dst->prev_pair, src->prev_pair, 3 * (size_t)src->nprev * sizeof(int));
+  memcpy(dst->prev_fn, src->prev_fn, (size_t)src->nprev * sizeof(mjtNum));
+  memcpy(dst->prev_beta, src->prev_beta, (size_t)src->nprev * r * sizeof(mjtNum));
+  memcpy(dst->prev_gamma, src->prev_gamma, (size_t)src->nprev * sizeof(mjtNum));
+  dst->nprev = src->nprev;
+  dst->info = src->info;
+  const cuspPatchWork* ps = &src->patch;  // patch contact (issue 6)
+  cuspPatchWork* pd = &dst->patch;
+  if (ps->cap_patch) {
+    int np = ps->npatch > ps->nprev ? ps->npatch : ps->nprev;
+    if (!pd->cap_patch || cusp_patch_work_reserve(pd, np, pd->cap_rows, pd->cap_z)) return -1;
+    memcpy(pd->patch, ps->patch, (size_t)ps->npatch * sizeof(cuspPatch));
+    memcpy(pd->prev, ps->prev, (size_t)ps->nprev * sizeof(cuspPatch));
+    pd->npatch = ps->npatch;
+    pd->nprev = ps->nprev;
+    pd->info = ps->info;
+    pd->solves = ps->solves;
+    pd->failures = ps->failures;
+  }
+  return 0;
+}
+
 //---------------------------------- detection ------------------------------------------------------
 
 // disk contacts of the broad phase's disk candidates (the candidate list is sorted, disks first)

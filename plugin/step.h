@@ -68,6 +68,10 @@ typedef struct cuspStepWork_ {
 int cusp_step_init(cuspStepWork* w, const mjModel* m, const cuspConfig* cfg);
 void cusp_step_free(cuspStepWork* w);
 void cusp_step_reset(cuspStepWork* w);
+// dst (initialised for the same model and config) := the history of src that the next step reads
+// (warm-start impulses) and the last step's contacts and patches (sensors, drawing), so that two
+// copies of an mjData step identically. 0, or -1 (out of memory).
+int cusp_step_copy_history(cuspStepWork* dst, const cuspStepWork* src, const cuspConfig* cfg);
 
 // One contact step. state: the instance's published state (CUSP_NSTATE). Returns 0, or -1 when
 // the solve failed this step (counted in state; the free motion is kept).

@@ -111,7 +111,7 @@ int cusp_visualize_export(const mjModel* m, const mjData* d, int draw_points, in
   for (int i = 0; i < m->nplugin; i++) {
     const mjpPlugin* plugin = mjp_getPluginAtSlot(m->plugin[i]);
     if (!plugin || !plugin->name || strcmp(plugin->name, "cusp.contact")) continue;
-    const cuspInstance* inst = (const cuspInstance*)d->plugin_data[i];
+    const cuspInstance* inst = cusp_instance_find(d, i);  // not d->plugin_data (instance.h)
     if (!inst || !inst->cfg.visualize) continue;
     const cuspStepWork* w = &inst->work;
     cusp_visualize_contacts(&scn, w->contacts, w->ncontact, m->opt.timestep,

@@ -24,6 +24,30 @@ cuspLcpOptions cusp_lcp_default_options(void) {
   return o;
 }
 
+//---------------------------------- work budget ------------------------------------------------
+
+mjtNum cusp_solve_iteration_cost(cuspIterationKind kind, int n, int block) {
+  mjtNum x = n > 0 ? n : 0, b = block > 1 ? block : 0;
+  switch (kind) {
+    case CUSP_ITER_NEWTON: return x * x * x / 3 + 8 * x * x + 4096;
+    case CUSP_ITER_PGS_SWEEP: return x * x + 2 * x * b * b + 64;
+    case CUSP_ITER_LEMKE_PIVOT: return 2 * x * x + 64;
+  }
+  return 1;
+}
+
+int cusp_solve_iteration_cap(int* budget_binds, int max_iter, mjtNum work_budget,
+                             cuspIterationKind kind, int n, int block) {
+  if (budget_binds) *budget_binds = 0;
+  if (work_budget < 0) return max_iter;
+  mjtNum budget = work_budget > 0 ? work_budget : CUSP_SOLVE_WORK_BUDGET;
+  mjtNum floor_iter = CUSP_SOLVE_MIN_ITER + (kind == CUSP_ITER_LEMKE_PIVOT ? 4.0 * n : 0.0);
+  mjtNum cap = fmax(floor_iter, floor(budget / cusp_solve_iteration_cost(kind, n, block)));
+  if (cap >= max_iter) return max_iter;
+  if (budget_binds) *budget_binds = 1;
+  return (int)cap;
+}
+
 const char* cusp_lcp_status_string(cuspLcpStatus status) {
   switch (status) {
     case CUSP_LCP_SOLVED: return "solved";

@@ -51,6 +51,8 @@ typedef struct cuspLcpOptions_ {
   int block;            // PGS: > 1 sweeps over consecutive blocks of this size, each solved
                         // exactly (Lemke) with the others fixed; needed when diagonal entries
                         // are 0 (a contact's cone-slack row); <= CUSP_LCP_MAX_BLOCK
+  mjtNum work_budget;   // work units one run may spend (see "Work budget"); 0 = the default
+                        // CUSP_SOLVE_WORK_BUDGET, < 0 = none (max_iter alone)
 } cuspLcpOptions;
 
 enum { CUSP_LCP_MAX_BLOCK = 66 };  // 2 + the largest friction_directions
@@ -91,6 +93,41 @@ typedef struct cuspLcpBackend_ {
   cuspLcpSolveFn solve;
   cuspLcpWorksizeFn worksize;
 } cuspLcpBackend;
+
+//---------------------------------- work budget --------------------------------------------------
+// One run of a backend (and of the MCP solver, mcp.h) stops after max_iter iterations or when its
+// work budget is spent, whichever comes first, so that no option in range can make a solve take
+// long (tolerance 1e-16 with max_iter 1e6 once ran 1e6 Newton steps, 17 s, in one step of a pushed
+// box). Work is counted in units of about one multiply-add, by a fixed cost per iteration (a model
+// of what the iteration does, not a measurement; the constant term stands for callbacks and
+// bookkeeping of small problems):
+//   Newton step (fbnewton, ncpsmooth, MCP)  n^3 / 3 + 8 n^2 + 4096   (LU, Jacobian, line search)
+//   PGS sweep                    n^2 + 64; block sweeps (block b) n^2 + 2 n b^2 + 64
+//   Lemke pivot                  2 n^2 + 64               (basis-inverse update, entering column)
+// A run may do budget / cost iterations, but never fewer than the floor that a default
+// configuration needs (CUSP_SOLVE_MIN_ITER iterations; for Lemke CUSP_SOLVE_MIN_ITER + 4 n pivots,
+// as a non-degenerate run pivots each variable in about once) and never more than max_iter. A run
+// stopped by the budget returns CUSP_LCP_MAX_ITER with the message "work budget reached"; the
+// plugin counts it as a failed solve like any other unsolved step. With the default budget a step
+// of a small problem spends at most a few tens of milliseconds per run.
+#define CUSP_SOLVE_WORK_BUDGET 1e7
+#define CUSP_SOLVE_MIN_ITER 200
+
+typedef enum cuspIterationKind_ {
+  CUSP_ITER_NEWTON = 0,  // a semismooth Newton step
+  CUSP_ITER_PGS_SWEEP,   // a projected Gauss-Seidel sweep
+  CUSP_ITER_LEMKE_PIVOT  // a Lemke pivot
+} cuspIterationKind;
+
+// Work units of one iteration of `kind` on n unknowns (the model above); block: the PGS block size
+// (<= 1: scalar sweeps; ignored by the other kinds).
+mjtNum cusp_solve_iteration_cost(cuspIterationKind kind, int n, int block);
+
+// Iterations a run may do: min(max_iter, max(floor, budget / cost)); budget 0 means
+// CUSP_SOLVE_WORK_BUDGET, < 0 no budget (max_iter). *budget_binds (may be NULL) := 1 if the
+// budget, not max_iter, sets the result.
+int cusp_solve_iteration_cap(int* budget_binds, int max_iter, mjtNum work_budget,
+                             cuspIterationKind kind, int n, int block);
 
 //---------------------------------- API ---------------------------------------------------------
 

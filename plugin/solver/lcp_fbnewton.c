@@ -34,6 +34,7 @@ cuspLcpStatus cusp_lcp_fbnewton(mjtNum* z, mjtNum* w, cuspLcpInfo* info,
   mo.tol = opt->tol;
   mo.max_iter = opt->max_iter > 0 ? opt->max_iter : 100;
   mo.warm_start = opt->warm_start;
+  mo.work_budget = opt->work_budget;
   if (opt->newton_lm_min > 0) mo.lm_min = opt->newton_lm_min;
   cuspMcpInfo mi;
   cusp_fb_core(z, NULL, &mi, &core, &mo, work);

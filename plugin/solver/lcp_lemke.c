@@ -131,7 +131,10 @@ cuspLcpStatus cusp_lcp_lemke(mjtNum* z, mjtNum* w_out, cuspLcpInfo* info,
   int* basis = (int*)((char*)work + CUSP_ALIGN(sizeof(mjtNum) * (2 * nn * nn + 4 * nn)));
   int* cand = basis + nn;        // (n)
   int* ipiv = cand + nn;         // (n)
-  int max_piv = opt->max_iter > 0 ? opt->max_iter : 1000 + 50 * n;
+  int budget_binds;
+  int max_piv = cusp_solve_iteration_cap(&budget_binds, opt->max_iter > 0 ? opt->max_iter
+                                                                          : 1000 + 50 * n,
+                                         opt->work_budget, CUSP_ITER_LEMKE_PIVOT, n, 0);
   mjtNum ptol = opt->lemke_pivot_tol > 0 ? opt->lemke_pivot_tol : 1e-12;
 
   for (int j = 0; j < n; j++) z[j] = 0;
@@ -161,7 +164,7 @@ cuspLcpStatus cusp_lcp_lemke(mjtNum* z, mjtNum* w_out, cuspLcpInfo* info,
         break;
       }
       if (piv >= max_piv) {
-        info->message = "pivot limit reached";
+        info->message = budget_binds ? "work budget reached" : "pivot limit reached";
         break;
       }
       int entering = leaving < n ? leaving + n : leaving - n;

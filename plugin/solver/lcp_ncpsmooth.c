@@ -208,7 +208,9 @@ cuspLcpStatus cusp_lcp_ncpsmooth(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const 
   mjtNum *wz = vec[0], *H = vec[1], *g = vec[2], *d = vec[3], *Md = vec[4], *zt = vec[5],
          *wt = vec[6], *Ht = vec[7], *zbest = vec[8], *rhs = vec[9], *hmu = vec[10];
 
-  int max_iter = opt->max_iter > 0 ? opt->max_iter : 100;
+  int budget_binds;  // the work budget (lcp.h) may cut max_iter: one Newton step an iteration
+  int max_iter = cusp_solve_iteration_cap(&budget_binds, opt->max_iter > 0 ? opt->max_iter : 100,
+                                          opt->work_budget, CUSP_ITER_NEWTON, n, 0);
   mjtNum lm_min = opt->newton_lm_min > 0 ? opt->newton_lm_min : 1e-14;
   const mjtNum sigma = 1e-4, t_min = 1e-12;
   cuspLcpStatus status = CUSP_LCP_MAX_ITER;
@@ -233,7 +235,7 @@ cuspLcpStatus cusp_lcp_ncpsmooth(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const 
       memcpy(zbest, z, sizeof(mjtNum) * nn);
     }
     status = CUSP_LCP_MAX_ITER;
-    message = "iteration limit";
+    message = budget_binds ? "work budget reached" : "iteration limit";
     mjtNum r_mark = r;  // stall test: the residual must halve every kStall iterations
     int it_mark = it;
     // mubar = mu_0 scales with the starting residual (a warm start near the answer starts nearly

@@ -57,9 +57,12 @@ cuspLcpStatus cusp_lcp_pgs(mjtNum* z, mjtNum* w_out, cuspLcpInfo* info, const cu
   int n = p->n;
   mjtNum* w = (mjtNum*)work;  // (n) M z + q, updated column by column
   mjtNum omega = opt->pgs_omega > 0 && opt->pgs_omega < 2 ? opt->pgs_omega : 1.0;
-  int max_iter = opt->max_iter > 0 ? opt->max_iter : 10000;
   int s = opt->block;
   int blocked = s > 1 && s <= CUSP_LCP_MAX_BLOCK && n % s == 0 && cusp_lcp_standard_bounds(p);
+  int budget_binds;
+  int max_iter = cusp_solve_iteration_cap(&budget_binds, opt->max_iter > 0 ? opt->max_iter : 10000,
+                                          opt->work_budget, CUSP_ITER_PGS_SWEEP, n,
+                                          blocked ? s : 1);
   int bmax = block_max(n);
   mjtNum* qb = (mjtNum*)((char*)work + CUSP_ALIGN(sizeof(mjtNum) * (size_t)(n > 0 ? n : 1)));
   mjtNum* zb = qb + bmax;
@@ -118,7 +121,9 @@ cuspLcpStatus cusp_lcp_pgs(mjtNum* z, mjtNum* w_out, cuspLcpInfo* info, const cu
     }
   }
   if (info->residual <= opt->tol) status = CUSP_LCP_SOLVED;
-  if (status == CUSP_LCP_MAX_ITER) info->message = "sweep limit reached";
+  if (status == CUSP_LCP_MAX_ITER) {
+    info->message = budget_binds ? "work budget reached" : "sweep limit reached";
+  }
   info->iterations = it;
   mjtNum* wfin = w_out ? w_out : w;
   return cusp_lcp_info_end(info, status, wfin, z, p, opt, t0);

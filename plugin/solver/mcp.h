@@ -41,6 +41,8 @@ typedef struct cuspMcpOptions_ {
   mjtNum lm_min;      // smallest Levenberg-Marquardt damping, relative to max diag(H^T H)
   mjtNum armijo;      // sufficient-decrease constant sigma (default 1e-4)
   int max_backtrack;  // line-search halvings per iteration (default 30)
+  mjtNum work_budget; // work units of the run (lcp.h, "Work budget"); 0 = CUSP_SOLVE_WORK_BUDGET,
+                      // < 0 = none
 } cuspMcpOptions;
 
 typedef struct cuspMcpInfo_ {
@@ -54,7 +56,8 @@ typedef struct cuspMcpInfo_ {
   mjtNum seconds;
 } cuspMcpInfo;
 
-// Defaults: tol 1e-10, max_iter 100, cold start, lm_min 1e-14, armijo 1e-4, 30 backtracks.
+// Defaults: tol 1e-10, max_iter 100, cold start, lm_min 1e-14, armijo 1e-4, 30 backtracks,
+// the default work budget.
 cuspMcpOptions cusp_mcp_default_options(void);
 
 size_t cusp_mcp_worksize(int n);

@@ -152,7 +152,9 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
   mjtNum* rhs = jd;           // (n) its right-hand side, free until J d is formed
   const mjtNum* lo = c->lo;
   const mjtNum* hi = c->hi;
-  int max_iter = opt->max_iter > 0 ? opt->max_iter : 100;
+  int budget_binds;
+  int max_iter = cusp_solve_iteration_cap(&budget_binds, opt->max_iter > 0 ? opt->max_iter : 100,
+                                          opt->work_budget, CUSP_ITER_NEWTON, n, 0);
   mjtNum sigma = opt->armijo > 0 ? opt->armijo : 1e-4;
   int max_bt = opt->max_backtrack > 0 ? opt->max_backtrack : 30;
   mjtNum lm_min = opt->lm_min > 0 ? opt->lm_min : 1e-14;
@@ -316,7 +318,9 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
     }
   }
   if (status == CUSP_LCP_MAX_ITER && nat <= opt->tol) status = CUSP_LCP_SOLVED;
-  if (status == CUSP_LCP_MAX_ITER) info->message = "iteration limit reached";
+  if (status == CUSP_LCP_MAX_ITER) {
+    info->message = budget_binds ? "work budget reached" : "iteration limit reached";
+  }
   if (nat > best_nat) {  // hand back the best iterate seen
     memcpy(z, zbest, sizeof(mjtNum) * n);
     info->evaluations++;
@@ -341,6 +345,7 @@ cuspMcpOptions cusp_mcp_default_options(void) {
   o.lm_min = 1e-14;
   o.armijo = 1e-4;
   o.max_backtrack = 30;
+  o.work_budget = 0;
   return o;
 }
 

@@ -12,7 +12,8 @@ the contact results of the last step as numpy arrays (MuJoCo's own for a stock t
 
 The plugin keeps its state per ``MjData``: several ``MjData`` of one model can be stepped in
 parallel threads (for example by ``mujoco.rollout``) and give the same results as one after the
-other.
+other. Copies of an ``MjData`` (``copy.copy``, ``copy.deepcopy``, ``mujoco.mj_copyData``,
+pickling) each get their own plugin instance; unpickling in a fresh process needs ``load()`` first.
 """
 from __future__ import annotations
 

@@ -1,0 +1,213 @@
+// What cusp cannot do right is refused at load with one line naming the key, the value and the
+// reason (issue 13): a heightfield as environment of disks or patch bodies (listed, or reached
+// through an empty `environment`), an environment entry that does nothing (a disk, a geom of a
+// registered body, a geom only its own body's disk could touch), a `limit_surface` entry for a body
+// not in `bodies`, listed twice or out of range (-1e300), and values of any length (no silent cut
+// at 1023 characters).
+#include <gtest/gtest.h>
+#include <mujoco/mujoco.h>
+
+#include <string>
+
+extern "C" {
+#include "config.h"
+#include "instance.h"
+}
+
+namespace {
+
+std::string g_warnings;
+void capture_warning(const char* msg) {
+  g_warnings += msg;
+  g_warnings += "\n";
+}
+
+class ConfigRefusal : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { mj_loadPluginLibrary(CUSP_PLUGIN_PATH); }
+  void SetUp() override {
+    g_warnings.clear();
+    mju_user_warning = capture_warning;
+    cusp_config_override_clear();
+  }
+  void TearDown() override {
+    mju_user_warning = nullptr;
+    cusp_config_override_clear();
+  }
+  // compiles; on failure returns nullptr and keeps MuJoCo's error and the plugin's warnings
+  mjModel* Compile(const std::string& xml) {
+    char err[4096] = "";
+    error_.clear();
+    g_warnings.clear();
+    mjSpec* spec = mj_parseXMLString(xml.c_str(), nullptr, err, sizeof(err));
+    if (!spec) {
+      error_ = err;
+      return nullptr;
+    }
+    mjModel* m = mj_compile(spec, nullptr);
+    if (!m) error_ = mjs_getError(spec);
+    mj_deleteSpec(spec);
+    return m;
+  }
+  // the scene must be refused with a message holding every one of `parts`, on one line
+  void ExpectRefused(const std::string& xml, std::initializer_list<std::string> parts) {
+    mjModel* m = Compile(xml);
+    EXPECT_EQ(m, nullptr) << xml;
+    if (m) mj_deleteModel(m);
+    // the plugin's own line (MuJoCo 4 appends the warnings of a failed compile to its error)
+    std::string all = error_ + "\n" + g_warnings;
+    size_t at = all.find("cusp.contact:");
+    ASSERT_NE(at, std::string::npos) << all;
+    std::string line = all.substr(at, all.find('\n', at) - at);
+    for (const std::string& p : parts)
+      EXPECT_NE(line.find(p), std::string::npos) << p << " in " << line;
+  }
+  std::string error_;
+};
+
+// A scene with a heightfield terrain, a static box, a disk carrier (disk 'disk' and a rod 'rod' on
+// body 'carrier') and a registered box 'block'. config: the <config> elements.
+std::string Scene(const std::string& config, const std::string& terrain_flags = "") {
+  return R"(
+<mujoco>
+  <asset><hfield name="terrain" nrow="8" ncol="8" size="1 1 0.1 0.1"/></asset>
+  <extension><plugin plugin="cusp.contact"><instance name="cusp">)" +
+         config + R"(
+  </instance></plugin></extension>
+  <worldbody>
+    <geom name="ground" type="hfield" hfield="terrain" )" +
+         terrain_flags + R"(/>
+    <geom name="floor" type="plane" size="2 2 0.1" pos="0 0 -0.5"/>
+    <geom name="wall" type="box" size="0.1 1 0.3" pos="1.5 0 0"/>
+    <body name="carrier" pos="0 0 0.3">
+      <freejoint/>
+      <geom name="rod" type="capsule" fromto="-0.1 0 0 0.1 0 0" size="0.01" contype="0"
+            conaffinity="0"/>
+      <geom name="disk" type="cylinder" size="0.03 0.005" contype="0" conaffinity="0"/>
+    </body>
+    <body name="block" pos="0.5 0 0.3">
+      <freejoint/>
+      <geom name="block_geom" type="box" size="0.05 0.05 0.05" contype="0" conaffinity="0"/>
+    </body>
+    <body name="loose" pos="-0.5 0 0.3">
+      <freejoint/>
+      <geom name="loose_geom" type="sphere" size="0.05"/>
+    </body>
+  </worldbody>
+</mujoco>)";
+}
+
+const char* kDisk = R"(<config key="disks" value="disk"/>)";
+const char* kBody = R"(<config key="bodies" value="block"/>)";
+
+TEST_F(ConfigRefusal, SupportedScenesLoad) {
+  for (const std::string& config :
+       {std::string(kDisk) + R"(<config key="environment" value="floor wall"/>)",
+        std::string(kBody) + R"(<config key="environment" value="floor wall loose_geom"/>)",
+        std::string(kDisk) + kBody + R"(<config key="environment" value="floor"/>)",
+        // the carrier's rod: not for its own disk, but an obstacle the registered block touches
+        std::string(kDisk) + kBody + R"(<config key="environment" value="floor rod"/>)"}) {
+    mjModel* m = Compile(Scene(config));
+    EXPECT_NE(m, nullptr) << config << ": " << error_ << g_warnings;
+    if (m) mj_deleteModel(m);
+  }
+  // an empty environment is fine when the heightfield is nothing cusp would touch (a visual geom
+  // is never an obstacle)
+  for (const char* config : {kDisk, kBody}) {
+    mjModel* m = Compile(Scene(config, R"(contype="0" conaffinity="0")"));
+    EXPECT_NE(m, nullptr) << config << ": " << error_ << g_warnings;
+    if (m) mj_deleteModel(m);
+  }
+}
+
+TEST_F(ConfigRefusal, HeightfieldListedAsEnvironment) {
+  ExpectRefused(Scene(std::string(kDisk) + R"(<config key="environment" value="floor ground"/>)"),
+                {"'environment'", "'floor ground'", "'ground'", "heightfield"});
+  ExpectRefused(Scene(std::string(kBody) + R"(<config key="environment" value="ground"/>)"),
+                {"'environment'", "'ground'", "heightfield"});
+}
+
+TEST_F(ConfigRefusal, HeightfieldReachedThroughEmptyEnvironment) {
+  ExpectRefused(Scene(kDisk), {"'environment'", "value ''", "'ground'", "heightfield"});
+  ExpectRefused(Scene(kBody), {"'environment'", "value ''", "'ground'", "heightfield"});
+}
+
+TEST_F(ConfigRefusal, EnvironmentGeomOnTheDisksOwnBody) {
+  ExpectRefused(Scene(std::string(kDisk) + R"(<config key="environment" value="floor rod"/>)"),
+                {"'environment'", "'floor rod'", "'rod'", "'carrier'", "'disk'", "own body"});
+  ExpectRefused(Scene(std::string(kDisk) + R"(<config key="environment" value="disk floor"/>)"),
+                {"'environment'", "'disk floor'", "'disk'", "registered disk"});
+}
+
+TEST_F(ConfigRefusal, EnvironmentGeomOfARegisteredBody) {
+  ExpectRefused(
+      Scene(std::string(kBody) + R"(<config key="environment" value="floor block_geom"/>)"),
+      {"'environment'", "'floor block_geom'", "'block_geom'", "registered body 'block'"});
+}
+
+TEST_F(ConfigRefusal, LimitSurfaceOfABodyNotRegistered) {
+  ExpectRefused(
+      Scene(std::string(kBody) + R"(<config key="environment" value="floor"/>)"
+                                 R"(<config key="limit_surface" value="loose:1,1,0.02"/>)"),
+      {"'limit_surface'", "'loose:1,1,0.02'", "'loose'", "not registered"});
+  ExpectRefused(Scene(std::string(kBody) +
+                      R"(<config key="environment" value="floor"/>)"
+                      R"(<config key="limit_surface" value="block:1,1,0; block:2,2,0"/>)"),
+                {"'limit_surface'", "'block'", "twice"});
+}
+
+TEST_F(ConfigRefusal, LimitSurfaceOutOfRange) {
+  for (const char* v : {"block:-1e300,1,1", "block:1,1,-0.02", "block:1,1e7,0", "block:1e-9,1,0"}) {
+    ExpectRefused(Scene(std::string(kBody) +
+                        R"(<config key="environment" value="floor"/>)"
+                        R"(<config key="limit_surface" value=")" +
+                        v + R"("/>)"),
+                  {"'limit_surface'", std::string("'") + v + "'", "out of range",
+                   "0 (the default) or [1e-06, 1e+06]"});
+  }
+}
+
+TEST_F(ConfigRefusal, RealOutOfRangeNamesTheRange) {
+  ExpectRefused(Scene(std::string(kDisk) + R"(<config key="environment" value="floor"/>)"
+                                           R"(<config key="tolerance" value="-1e300"/>)"),
+                {"'tolerance'", "'-1e300'", "out of range [1e-16, 0.01]"});
+}
+
+// Longer than the 1023 characters that were once kept: parsed whole, not cut
+TEST_F(ConfigRefusal, LimitSurfaceOfAnyLength) {
+  std::string pad(1500, ' ');
+  std::string xml = Scene(std::string(kBody) +
+                          R"(<config key="environment" value="floor"/>)"
+                          R"(<config key="limit_surface" value=")" +
+                          pad + R"(block:0.5,0.25,0.03"/>)");
+  mjModel* m = Compile(xml);
+  ASSERT_NE(m, nullptr) << error_ << g_warnings;
+  mjData* d = mj_makeData(m);
+  ASSERT_NE(d, nullptr);
+  const cuspInstance* inst = cusp_instance_find(d, 0);
+  ASSERT_NE(inst, nullptr);
+  ASSERT_EQ(inst->cfg.nlimit_surface, 1);
+  EXPECT_EQ(inst->cfg.limit_surface[0].e[0], 0.5);
+  EXPECT_EQ(inst->cfg.limit_surface[0].e[1], 0.25);
+  EXPECT_EQ(inst->cfg.limit_surface[0].e[2], 0.03);
+  mj_deleteData(d);
+  mj_deleteModel(m);
+  // the same length with a mistake at the end: refused, the message one readable line
+  ExpectRefused(Scene(std::string(kBody) +
+                      R"(<config key="environment" value="floor"/>)"
+                      R"(<config key="limit_surface" value=")" +
+                      pad + R"(block:0.5,0.25"/>)"),
+                {"'limit_surface'", "(1514 characters)", "'block'", "three numbers"});
+}
+
+TEST_F(ConfigRefusal, OverrideLongerThanItHoldsIsRefusedNamingKeyAndLength) {
+  char err[512];
+  std::string value(2000, ' ');
+  value += "block:1,1,0";
+  EXPECT_EQ(cusp_config_override_set("limit_surface", value.c_str(), err, sizeof(err)), -1);
+  std::string msg(err);
+  EXPECT_NE(msg.find("'limit_surface'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("2011 characters"), std::string::npos) << msg;
+}
+
+}  // namespace

@@ -1,0 +1,196 @@
+// The work budget of one solver run (plugin/solver/lcp.h, issue 13): no configuration in range
+// can make a step run for long. tolerance = 1e-16 with max_iterations = 1e6 once spent 1e6 Newton
+// steps in one step of a pushed box (over 120 s for 100 steps of a scene); now each run stops at
+// its budget, the step is counted as failed, and the simulation goes on. Counts, not wall time,
+// are asserted.
+#include <gtest/gtest.h>
+#include <mujoco/mujoco.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "config.h"
+#include "instance.h"
+#include "lcp.h"
+}
+
+namespace {
+
+TEST(SolveBudget, CapRules) {
+  // default configurations are never cut: the floor is the plugin's default max_iterations
+  EXPECT_EQ(cusp_solve_iteration_cap(nullptr, 200, 0, CUSP_ITER_NEWTON, 600, 0), 200);
+  EXPECT_EQ(cusp_solve_iteration_cap(nullptr, 50, 0, CUSP_ITER_NEWTON, 10, 0), 50);
+  int binds = -1;
+  EXPECT_EQ(cusp_solve_iteration_cap(&binds, 1000000, 0, CUSP_ITER_NEWTON, 600, 0),
+            CUSP_SOLVE_MIN_ITER);
+  EXPECT_EQ(binds, 1);
+  // small problems get budget / cost iterations
+  mjtNum cost = cusp_solve_iteration_cost(CUSP_ITER_NEWTON, 10, 0);
+  EXPECT_DOUBLE_EQ(cost, 1000.0 / 3 + 800 + 4096);
+  EXPECT_EQ(cusp_solve_iteration_cap(&binds, 1000000, 0, CUSP_ITER_NEWTON, 10, 0),
+            (int)std::floor(CUSP_SOLVE_WORK_BUDGET / cost));
+  EXPECT_EQ(binds, 1);
+  EXPECT_EQ(cusp_solve_iteration_cap(&binds, 1000, 0, CUSP_ITER_NEWTON, 10, 0), 1000);
+  EXPECT_EQ(binds, 0);
+  // an explicit budget, none, Lemke's floor of about one pivot per variable and more
+  EXPECT_EQ(cusp_solve_iteration_cap(nullptr, 1000000, 1e9, CUSP_ITER_PGS_SWEEP, 100, 0),
+            (int)std::floor(1e9 / (100.0 * 100 + 64)));
+  EXPECT_EQ(cusp_solve_iteration_cap(nullptr, 1000000, -1, CUSP_ITER_PGS_SWEEP, 100, 0), 1000000);
+  EXPECT_EQ(cusp_solve_iteration_cap(nullptr, 1000000, 0, CUSP_ITER_LEMKE_PIVOT, 600, 0),
+            CUSP_SOLVE_MIN_ITER + 4 * 600);
+  EXPECT_GT(cusp_solve_iteration_cost(CUSP_ITER_PGS_SWEEP, 60, 10),
+            cusp_solve_iteration_cost(CUSP_ITER_PGS_SWEEP, 60, 1));
+}
+
+// A PGS run asked for an unreachable tolerance with a huge sweep limit stops at its budget.
+TEST(SolveBudget, PgsStopsAtTheBudgetAndSaysSo) {
+  const int n = 40;
+  std::vector<mjtNum> M(n * n), q(n), z(n), w(n), lo(n, -INFINITY), hi(n, INFINITY);
+  // free variables and a badly conditioned SPD matrix: Gauss-Seidel on a Hilbert system, which
+  // converges, but very slowly
+  for (int i = 0; i < n; i++) {
+    for (int j = 0; j < n; j++) M[i + j * n] = 1.0 / (1 + i + j);
+    M[i + i * n] += 1e-8;
+    q[i] = -1.0;
+  }
+  cuspLcpProblem p = {n, M.data(), n, q.data(), lo.data(), hi.data()};
+  cuspLcpOptions opt = cusp_lcp_default_options();
+  opt.tol = 1e-300;
+  opt.max_iter = 1000000;
+  std::vector<char> work(cusp_lcp_pgs_worksize(n));
+  cuspLcpInfo info;
+  cuspLcpStatus st = cusp_lcp_pgs(z.data(), w.data(), &info, &p, &opt, work.data(), work.size());
+  EXPECT_EQ(st, CUSP_LCP_MAX_ITER);
+  EXPECT_STREQ(info.message, "work budget reached");
+  EXPECT_EQ(info.iterations,
+            cusp_solve_iteration_cap(nullptr, 1000000, 0, CUSP_ITER_PGS_SWEEP, n, 1));
+  for (int i = 0; i < n; i++) EXPECT_TRUE(std::isfinite(z[i]));
+  // with the budget lifted the same run goes on (the cut was the budget's, not max_iter's)
+  opt.max_iter = info.iterations + 10;
+  opt.work_budget = -1;
+  cusp_lcp_pgs(z.data(), w.data(), &info, &p, &opt, work.data(), work.size());
+  EXPECT_EQ(info.iterations, opt.max_iter);
+  EXPECT_STREQ(info.message, "sweep limit reached");
+}
+
+// Every backend and the MCP solver on the same unreachable tolerance: none runs past its cap.
+TEST(SolveBudget, EveryBackendStaysWithinItsCap) {
+  const int n = 30;
+  std::vector<mjtNum> M(n * n), q(n), z(n), w(n), lo(n, -INFINITY), hi(n, INFINITY);
+  for (int i = 0; i < n; i++) {
+    for (int j = 0; j < n; j++) M[i + j * n] = 1.0 / (1 + i + j);
+    M[i + i * n] += 1e-8;
+    q[i] = -1.0;
+  }
+  struct Case {
+    const char* name;
+    cuspIterationKind kind;
+    bool free_bounds;  // Lemke takes standard bounds only
+  } cases[] = {{"fbnewton", CUSP_ITER_NEWTON, true},
+               {"ncpsmooth", CUSP_ITER_NEWTON, true},
+               {"pgs", CUSP_ITER_PGS_SWEEP, true},
+               {"lemke", CUSP_ITER_LEMKE_PIVOT, false}};
+  for (const Case& c : cases) {
+    const cuspLcpBackend* b = cusp_lcp_backend_find(c.name);
+    ASSERT_NE(b, nullptr) << c.name;
+    cuspLcpProblem p = {n,
+                        M.data(),
+                        n,
+                        q.data(),
+                        c.free_bounds ? lo.data() : nullptr,
+                        c.free_bounds ? hi.data() : nullptr};
+    cuspLcpOptions opt = cusp_lcp_default_options();
+    opt.tol = 1e-300;
+    opt.max_iter = 1000000;
+    std::vector<char> work(b->worksize(n));
+    cuspLcpInfo info;
+    b->solve(z.data(), w.data(), &info, &p, &opt, work.data(), work.size());
+    EXPECT_LE(info.iterations, cusp_solve_iteration_cap(nullptr, 1000000, 0, c.kind, n, 0))
+        << c.name;
+    if (info.status == CUSP_LCP_MAX_ITER) {
+      EXPECT_STREQ(info.message, "work budget reached") << c.name;
+    }
+    if (std::getenv("CUSP_VERBOSE")) {
+      std::printf("%s: status %d, %d iterations, %s\n", c.name, (int)info.status, info.iterations,
+                  info.message);
+    }
+  }
+}
+
+class SceneBudget : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { mj_loadPluginLibrary(CUSP_PLUGIN_PATH); }
+  void TearDown() override {
+    cusp_config_override_clear();
+    if (d_) mj_deleteData(d_);
+    if (m_) mj_deleteModel(m_);
+  }
+  void Load(const char* scene) {
+    std::string path = std::string(CUSP_SOURCE_DIR) + "/mjcf/" + scene;
+    char err[1024] = "";
+    m_ = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
+    ASSERT_NE(m_, nullptr) << err;
+    d_ = mj_makeData(m_);
+    ASSERT_NE(d_, nullptr);
+  }
+  void Set(const char* key, const char* value) {
+    char err[256];
+    ASSERT_EQ(cusp_config_override_set(key, value, err, sizeof(err)), 0) << err;
+  }
+  // steps n times; returns the number of steps whose status was not solved, and the largest
+  // iteration count of one step
+  void Run(int n, int* failed_steps, int* max_iterations) {
+    const mjtNum* s = d_->plugin_state + m_->plugin_stateadr[0];
+    *failed_steps = *max_iterations = 0;
+    for (int i = 0; i < n; i++) {
+      mj_step(m_, d_);
+      if (s[CUSP_STATE_STATUS] != 0) ++*failed_steps;
+      *max_iterations = std::max(*max_iterations, (int)s[CUSP_STATE_ITERATIONS]);
+      for (int k = 0; k < m_->nv; k++) ASSERT_TRUE(std::isfinite(d_->qvel[k])) << "step " << i;
+    }
+    EXPECT_EQ(s[CUSP_STATE_STEPS], n);
+  }
+  mjModel* m_ = nullptr;
+  mjData* d_ = nullptr;
+};
+
+// Two pushed blocks (patch MCP): at 1e-16 most steps cannot be solved; each is cut by the budget
+// (a warm-started run and its cold restart), counted, and the blocks still move on.
+TEST_F(SceneBudget, PatchSceneAtToleranceFloorFinishesWithFailuresCounted) {
+  Set("tolerance", "1e-16");
+  Set("max_iterations", "1000000");
+  Load("push_chain.xml");
+  int failed = 0, iters = 0;
+  Run(100, &failed, &iters);
+  const mjtNum* s = d_->plugin_state + m_->plugin_stateadr[0];
+  EXPECT_GT(failed, 10);
+  EXPECT_EQ(s[CUSP_STATE_SOLVER_FAILURES], failed);
+  // two runs per step, each at most budget / (the cost of the smallest problem) iterations
+  int most = (int)(CUSP_SOLVE_WORK_BUDGET / cusp_solve_iteration_cost(CUSP_ITER_NEWTON, 0, 0));
+  EXPECT_LE(iters, 2 * most);
+  EXPECT_GT(iters, 2 * CUSP_SOLVE_MIN_ITER);  // far beyond the default limit: the budget, not it
+}
+
+// The disk LCP with PGS alone (no fallback): sweeps cut by the budget, failures counted.
+TEST_F(SceneBudget, DiskPgsAtToleranceFloorFinishesWithFailuresCounted) {
+  Set("tolerance", "1e-16");
+  Set("max_iterations", "1000000");
+  Set("solver", "pgs");
+  Set("fallback", "false");
+  Load("disk_drop.xml");
+  int failed = 0, iters = 0;
+  Run(300, &failed, &iters);  // lands at about step 130
+  const mjtNum* s = d_->plugin_state + m_->plugin_stateadr[0];
+  EXPECT_GT(failed, 5);
+  EXPECT_EQ(s[CUSP_STATE_SOLVER_FAILURES], failed);
+  EXPECT_LE(iters,
+            (int)(CUSP_SOLVE_WORK_BUDGET / cusp_solve_iteration_cost(CUSP_ITER_PGS_SWEEP, 0, 0)));
+  EXPECT_GT(iters, CUSP_SOLVE_MIN_ITER);
+}
+
+}  // namespace
