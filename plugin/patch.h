@@ -106,7 +106,7 @@ typedef struct cuspPatchWork_ {
   int detect_regions;       // largest geom count of a body
   mjtNum* jac;              // (6 x nv) scratch: jacp, jacr of one body
   mjtNum* jac2;             // (6 x nv) scratch: the other body
-  mjtNum* dv;               // (nv) velocity correction
+  mjtNum* dv;               // (nv) scratch: an island's velocities (free, then its correction)
   mjtNum p_ref;             // N s, impulse scale of the residual rows
   mjtNum k_ref;             // kg, inertia scale
   mjtNum eps_n;             // 1/kg, normal regularisation
@@ -126,8 +126,8 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz);
 // kinematics currently in d (q*), for the broad phase's body candidates: a registered body against
 // an environment geom (planes and box faces give patches; other geoms give point contacts) or
 // against another registered body. Fills w->patch, w->npatch; returns npatch, or -1 if out of memory.
-int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const cuspParams* params,
-                      const cuspBroadphase* bp, const mjModel* m, mjData* d);
+int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const cuspBroadphase* bp,
+                      const mjModel* m, mjData* d);
 
 // Sizes of the detector's scratch for model m: the largest number of candidate points of one
 // body (its geoms' support samples and mesh vertices) and the largest geom count of one body; and

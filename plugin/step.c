@@ -484,9 +484,6 @@ static int group(cuspStepWork* w, const mjModel* m, const mjData* d, int npatch)
   return ni;
 }
 
-// island k has patch rows: its slots in w->patch are island_patch[k] .. island_patch[k + 1]
-static int island_has_patches(const cuspStepWork* w, int k) { return w->island_flag[k]; }
-
 //---------------------------------- the step -------------------------------------------------------
 
 // contacts c0 .. c0 + n without a correction: zero impulses, mode break
@@ -520,7 +517,7 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
   if (cusp_broadphase(&w->bp, cfg, &w->params, m, d) < 0 || detect(w, m, d, cfg)) return -1;
   int npatch = 0;
   if (cfg->npatch_body) {
-    npatch = cusp_patch_detect(&w->patch, cfg, &w->params, &w->bp, m, d);
+    npatch = cusp_patch_detect(&w->patch, cfg, &w->bp, m, d);
     if (npatch < 0) return -1;
   }
   int nc = w->ncontact;
@@ -543,7 +540,7 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
     const int* dofs = w->isl.dofs + w->isl.dofadr[k];
     int c0 = w->island_contact[k], nck = w->island_contact[k + 1] - c0;
     int p0 = w->island_patch[k], npk = w->island_patch[k + 1] - p0;
-    int patches = island_has_patches(w, k);
+    int patches = w->island_flag[k];  // patch rows: the MCP over the island
     // 4. dynamics of the island
     cuspDynamics* dyn = island_dynamics(w, m, k, ndof);
     int rc = dyn ? cusp_dynamics_update(dyn, m, d, dofs, ndof) : -2;

@@ -864,9 +864,8 @@ static int body_vs_body(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* 
   return 0;
 }
 
-int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const cuspParams* params,
-                      const cuspBroadphase* bp, const mjModel* m, mjData* d) {
-  (void)params;
+int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const cuspBroadphase* bp,
+                      const mjModel* m, mjData* d) {
   w->npatch = 0;
   for (int i = 0; i < bp->ncand; i++) {
     const cuspCandidate* c = bp->cand + i;
