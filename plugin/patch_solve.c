@@ -150,12 +150,11 @@ static void derive(Derived* D, const cuspPatch* P, const mjtNum* z, mjtNum floor
 }
 
 // F (nz) and, if JF != NULL, JF (nz x nz column-major) at z
-// Argument of the limit-surface projection for patch P: q = y - k_ref e * u~ (ny entries), with
+// Argument of the limit-surface projection for patch P: q = y - k e * u~ (ny entries), with
 // u~ the sliding velocity and spin at the ECP from the row velocities ub; returns |q|, and the
 // ball radius mu Ln in *rho.
-static mjtNum projection_argument(mjtNum q[3], mjtNum* rho, const cuspPatchWork* w,
-                                  const cuspPatch* P, const Derived* D, const mjtNum* zi,
-                                  const mjtNum* ub) {
+static mjtNum projection_argument(mjtNum q[3], mjtNum* rho, const cuspPatch* P, const Derived* D,
+                                  const mjtNum* zi, const mjtNum* ub) {
   int K = P->nvert, T = has_torsion(P), ny = 2 + T;
   mjtNum u[3];
   u[0] = ub[K] - (T ? D->d[1] * ub[K + 2] : 0);
@@ -164,7 +163,7 @@ static mjtNum projection_argument(mjtNum q[3], mjtNum* rho, const cuspPatchWork*
   *rho = P->mu * D->Ln > 0 ? P->mu * D->Ln : 0;
   mjtNum qn = 0;
   for (int x = 0; x < ny; x++) {
-    q[x] = zi[K + x] - w->k_ref * P->e[x] * u[x];
+    q[x] = zi[K + x] - P->k * P->e[x] * u[x];
     qn += q[x] * q[x];
   }
   return sqrt(qn);
@@ -207,9 +206,9 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
     for (int k = 0; k < K; k++) Fi[k] = ub[k] + w->eps_n * zi[k];
     // y = P(y - r u~) onto the ball |y| <= mu Ln (Alart-Curnier style natural map, r = k_ref)
     mjtNum q[3], rho;
-    mjtNum qn = projection_argument(q, &rho, w, P, &D, zi, ub);
+    mjtNum qn = projection_argument(q, &rho, P, &D, zi, ub);
     mjtNum scale = qn > rho ? (qn > 0 ? rho / qn : 0) : 1;
-    for (int x = 0; x < ny; x++) Fi[K + x] = (zi[K + x] - scale * q[x]) / w->k_ref;
+    for (int x = 0; x < ny; x++) Fi[K + x] = (zi[K + x] - scale * q[x]) / P->k;
   }
   if (!JF) return;
 
@@ -273,7 +272,7 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
     derive(&D, P, zi, floor_impulse);
     int K = P->nvert, T = has_torsion(P), ny = 2 + T;
     mjtNum q[3], rho;
-    mjtNum qn = projection_argument(q, &rho, w, P, &D, zi, ub);
+    mjtNum qn = projection_argument(q, &rho, P, &D, zi, ub);
     int outside = qn > rho;
     mjtNum qh[3] = {0, 0, 0};
     for (int x = 0; x < ny && qn > 0; x++) qh[x] = q[x] / qn;
@@ -298,15 +297,15 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
       du[2] = T ? Gj[r0 + K + 2] : 0;
       mjtNum dq[3], qdq = 0;
       for (int x = 0; x < ny; x++) {
-        dq[x] = (own && local == K + x ? 1 : 0) - w->k_ref * P->e[x] * du[x];
+        dq[x] = (own && local == K + x ? 1 : 0) - P->k * P->e[x] * du[x];
         qdq += qh[x] * dq[x];
       }
       mjtNum drho = rho > 0 ? P->mu * dLn : 0;
       for (int x = 0; x < ny; x++) {
         mjtNum dP = outside ? (qn > 0 ? rho / qn : 0) * (dq[x] - qh[x] * qdq) + qh[x] * drho
                             : dq[x];
-        col[z0 + K + x] = ((own && local == K + x ? 1 : 0) - dP) / w->k_ref +
-                          (own && local == K + x ? w->eps_f : 0);
+        col[z0 + K + x] = ((own && local == K + x ? 1 : 0) - dP) / P->k +
+                          (own && local == K + x ? w->eps_f / P->k : 0);
       }
     }
   }
@@ -444,7 +443,8 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     for (int r = 0; r < patch_rows(P); r++) {
       mjtNum vfree = mju_dot(J + (size_t)r * nv, vloc, nv);
       if (r < P->nvert) {
-        vfree = cusp_normal_rhs(vfree, P->gap[r], h, cfg->gap_alpha, cfg->pushout_speed);
+        vfree = cusp_normal_rhs(vfree, P->gap[r], h, cusp_position_step(m), cfg->gap_alpha,
+                                cfg->pushout_speed);
       }
       w->ub0[w->row_of[i] + r] = vfree;
     }
@@ -468,15 +468,22 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     }
   }
   for (int i = 0; i < w->npatch; i++) {
-    for (int k = 0; k < w->patch[i].nvert; k++) {
+    cuspPatch* P = w->patch + i;
+    mjtNum own = 0;
+    for (int k = 0; k < P->nvert; k++) {
       int r = w->row_of[i] + k;
-      diag += w->W[(size_t)r * nrows + r];
-      ndiag++;
+      own += w->W[(size_t)r * nrows + r];
     }
+    diag += own;
+    ndiag += P->nvert;
+    P->k = own > 0 ? P->nvert / own : 0;
   }
   diag = ndiag && diag > 0 ? diag / ndiag : 1;
   mjtNum gravity = mju_norm3(m->opt.gravity);
   w->k_ref = 1 / diag;
+  for (int i = 0; i < w->npatch; i++) {
+    if (!(w->patch[i].k > 0)) w->patch[i].k = w->k_ref;
+  }
   w->p_ref = w->k_ref * fmax(gravity * h, 1e-4);
   w->eps_n = 1e-9 * diag;
   // Proximal term on the friction rows of the Newton matrix only (the residual F is exact, so the
@@ -488,7 +495,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   // 0 failures in the push scenes (1e-3 left one in push_table.xml); the price is linear instead of
   // quadratic convergence near a sticking solution (push_stick.xml: 4.5 instead of 0.2 iterations
   // per step on average, max 8).
-  w->eps_f = 1e-2 * diag;
+  w->eps_f = 1e-2;  // times 1 / k of each patch: 1e-2 of its own mean normal diagonal
 
   // bounds and warm start
   int warm = 0;  // some patch starts from the previous step's answer
@@ -582,7 +589,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     const cuspPatch* P = w->patch + i;
     for (int k = 0; k < P->nvert; k++) {
       const mjtNum* row = w->J + (size_t)(w->row_of[i] + k) * nv;
-      mjtNum after = P->gap[k] + h * mju_dot(row, vloc, nv);
+      mjtNum after = P->gap[k] + cusp_position_step(m) * mju_dot(row, vloc, nv);
       if (-after > *max_pen) *max_pen = -after;
     }
   }

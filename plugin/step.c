@@ -231,7 +231,7 @@ static void relative_jacobian(mjtNum* jrel, mjtNum* scratch, const cuspDynamics*
 static void assemble(cuspStepWork* w, cuspDynamics* dyn, const cuspContact* cs, int n,
                      const mjModel* m, const mjData* d, const cuspConfig* cfg) {
   int nv = dyn->nv, nr = dyn->nr, r = w->r;
-  mjtNum h = m->opt.timestep;
+  mjtNum h = m->opt.timestep, hq = cusp_position_step(m);
   mjtNum* jrel = w->jac;             // (3 x nv)
   mjtNum* scratch = w->jac + 3 * nv; // (3 x nv)
   mjtNum* jred = w->jac + 3 * nv;    // (3 x nr), after scratch is done with
@@ -248,7 +248,7 @@ static void assemble(cuspStepWork* w, cuspDynamics* dyn, const cuspContact* cs, 
     const mjtNum* nn = c->frame + 6;
     mju_mulMatTVec(w->Jn_r + (size_t)i * nr, jred, nn, 3, nr);
     // free normal velocity plus gap term (speculative gaps exactly, penetration recovered)
-    w->bn[i] = cusp_normal_rhs(mju_dot3(vrel, nn), c->gap, h, cfg->gap_alpha,
+    w->bn[i] = cusp_normal_rhs(mju_dot3(vrel, nn), c->gap, h, hq, cfg->gap_alpha,
                                cfg->pushout_speed);
     w->mu[i] = c->mu;
     for (int k = 0; k < r; k++) {
@@ -317,7 +317,7 @@ typedef struct IslandResult_ {
 static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* dyn, int c0, int n,
                               const mjModel* m, const mjData* d, const cuspConfig* cfg) {
   int r = w->r, nr = dyn->nr;
-  mjtNum h = m->opt.timestep;
+  mjtNum hq = cusp_position_step(m);
   assemble(w, dyn, w->contacts + c0, n, m, d, cfg);
   mjtNum* fn = w->fn + c0;
   mjtNum* beta = w->beta + (size_t)c0 * r;
@@ -372,7 +372,7 @@ static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* 
       slip[1] += vk * w->cone[2 * k + 1];
     }
     c->slip = 2.0 / r * mju_sqrt(slip[0] * slip[0] + slip[1] * slip[1]);
-    mjtNum gap_after = c->gap + h * mju_dot(w->Jn_r + (size_t)i * nr, w->g, nr);
+    mjtNum gap_after = c->gap + hq * mju_dot(w->Jn_r + (size_t)i * nr, w->g, nr);
     if (-gap_after > res->max_pen) res->max_pen = -gap_after;
   }
 }
@@ -406,6 +406,85 @@ static void solve_patch_island(IslandResult* res, cuspStepWork* w, cuspDynamics*
     c->impulse_t[1] = P->L[1];
     c->slip = P->sigma;
   }
+}
+
+//---------------------------------- failed solves --------------------------------------------------
+
+// Kinetic energy (J) that pushing one penetrating normal row out needs at most: the row alone
+// brought to its recovery speed s = min(gap_alpha |gap| / h, pushout_speed) (m/s) through its
+// Delassus diagonal wnn (1/kg): s^2 / (2 wnn). Zero for a row that is not penetrating.
+static mjtNum pushout_energy(mjtNum gap, mjtNum wnn, mjtNum h, const cuspConfig* cfg) {
+  if (gap >= 0 || !(wnn > 0)) return 0;
+  mjtNum s = fmin(-cfg->gap_alpha * gap / h, cfg->pushout_speed);
+  return 0.5 * s * s / wnn;
+}
+
+// A failed solve's best iterate is not a solution: its correction may add energy (a failed PGS
+// or Newton iterate can push bodies apart or spin them up). The correction dv of island k is
+// scaled by the largest s in [0, 1] for which the kinetic-energy change
+//   dK(s) = s v*^T M dv + s^2 dv^T M dv / 2   (M: MuJoCo's mass matrix at time t)
+// stays within what recovering the island's penetrations needs (pushout_energy summed over its
+// normal rows); impulses are scaled with it, so what is published is what was applied. A
+// correction that only dissipates (every correct answer of the contact problem) is kept whole.
+// Returns s.
+static mjtNum limit_failed_correction(cuspStepWork* w, cuspDynamics* dyn, int k, int patches,
+                                      const mjModel* m, const mjData* d, const cuspConfig* cfg) {
+  mjtNum h = m->opt.timestep;
+  int c0 = w->island_contact[k], nck = w->island_contact[k + 1] - c0;
+  int p0 = w->island_patch[k], npk = w->island_patch[k + 1] - p0;
+  int nr = dyn->nr, r = w->r;
+  mjtNum allowance = 0;  // J
+  if (patches) {
+    const cuspPatchWork* pw = &w->patch;
+    for (int i = 0; i < npk; i++) {
+      const cuspPatch* P = pw->patch + p0 + i;
+      for (int v = 0; v < P->nvert; v++) {
+        int row = pw->row_of[i] + v;
+        allowance += pushout_energy(P->gap[v], pw->W[(size_t)row * pw->nrows + row], h, cfg);
+      }
+    }
+  } else {
+    mjtNum* x = w->jac;  // (nr) Mr^-1 Jn_r,i
+    for (int i = 0; i < nck; i++) {
+      const mjtNum* row = w->Jn_r + (size_t)i * nr;
+      cusp_dynamics_solve(x, dyn, row);
+      allowance += pushout_energy(w->contacts[c0 + i].gap, mju_dot(row, x, nr), h, cfg);
+    }
+  }
+  // a = v*^T M dv, b = dv^T M dv over the island's dofs (dv is zero elsewhere)
+  mjtNum* dv = w->dv_drift;  // (nv_model) scratch: the island's correction alone
+  mjtNum* Mdv = w->jac;      // (nv_model)
+  mju_zero(dv, m->nv);
+  for (int a = 0; a < dyn->nv; a++) dv[dyn->dofs[a]] = w->dv[dyn->dofs[a]];
+  mj_mulM(m, d, Mdv, dv);
+  mjtNum a = 0, b = 0;
+  for (int j = 0; j < dyn->nv; j++) {
+    int dof = dyn->dofs[j];
+    a += d->qvel[dof] * Mdv[dof];
+    b += dv[dof] * Mdv[dof];
+  }
+  if (a + 0.5 * b <= allowance || !(b > 0)) return 1;
+  // largest s with s a + s^2 b / 2 = allowance (allowance >= 0, so the root is real and >= 0)
+  mjtNum s = (-a + sqrt(a * a + 2 * b * allowance)) / b;
+  s = s < 0 ? 0 : (s > 1 ? 1 : s);
+  for (int j = 0; j < dyn->nv; j++) w->dv[dyn->dofs[j]] *= s;
+  for (int i = c0; i < c0 + nck; i++) {
+    cuspContact* c = w->contacts + i;
+    c->impulse_n *= s;
+    c->impulse_t[0] *= s;
+    c->impulse_t[1] *= s;
+    w->fn[i] *= s;
+    mju_scl(w->beta + (size_t)i * r, w->beta + (size_t)i * r, s, r);
+  }
+  if (patches) {
+    for (int i = p0; i < p0 + npk; i++) {
+      cuspPatch* P = w->patch.patch + i;
+      P->Ln *= s;
+      mju_scl(P->L, P->L, s, 3);
+      mju_scl(P->lambda, P->lambda, s, P->nvert);
+    }
+  }
+  return s;
 }
 
 //---------------------------------- islands --------------------------------------------------------
@@ -504,7 +583,7 @@ static int contact_mode(mjtNum impulse_n, mjtNum slip, const cuspConfig* cfg) {
 
 int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const cuspConfig* cfg) {
   int nv = m->nv;
-  mjtNum h = m->opt.timestep;
+  mjtNum hq = cusp_position_step(m);
   for (int s = CUSP_STATE_NCONTACT; s <= CUSP_STATE_STATUS; s++) state[s] = 0;
   state[CUSP_STATE_MAX_PENETRATION] = 0;
   state[CUSP_STATE_RCOND_BEFORE] = state[CUSP_STATE_RCOND_AFTER] = 0;
@@ -578,14 +657,15 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
     if (res.status != CUSP_LCP_SOLVED) {
       failed++;
       worst = res.status;
+      limit_failed_correction(w, dyn, k, patches, m, d, cfg);
     }
   }
   // contacts on nothing movable (a disk of a static body) stay unloaded
   unload(w->contacts + w->island_contact[ni], nc - w->island_contact[ni]);
 
-  // 7. correction of every island at once: v = v* + dv, q = q* (+) h dv
+  // 7. correction of every island at once: v = v* + dv, q = q* (+) hq dv (cusp_position_step)
   mju_addTo(d->qvel, w->dv, nv);
-  mj_integratePos(m, d->qpos, w->dv, h);
+  mj_integratePos(m, d->qpos, w->dv, hq);
 
   // 8. publish: one mode rule, counts, penetration, per-body observables
   int nmode[3] = {0, 0, 0};  // break, stick, slide (cuspContactMode)

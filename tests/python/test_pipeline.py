@@ -249,7 +249,7 @@ def test_a_body_thinner_than_the_margin_slides_to_the_coulomb_distance(shape, in
     assert np.abs(d.qvel[3:6]).max() < 1e-6  # no rocking or spin at rest
 
 
-@pytest.mark.parametrize("integrator", INTEGRATORS[:3])
+@pytest.mark.parametrize("integrator", INTEGRATORS)
 def test_a_disk_rests_on_a_registered_box(integrator):
     """A 1 kg puck (disk) on a registered 2 kg crate (patch body) on the floor: one island with disk
     and patch rows, one MCP. Both rest where the geometry puts them (1e-6 m), no failed solve, no
