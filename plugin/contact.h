@@ -41,25 +41,15 @@ typedef struct cuspContact_ {
   mjtNum slip;        // m/s, tangential speed of geom[0] relative to geom[1] after the correction
 } cuspContact;
 
-// Position step (s) of a contact correction: how far a velocity change dv at the end of the step
-// moves the configuration. MuJoCo's Euler and implicit integrators advance q by h v_next, so
-// q = q* + h dv; RK4 treats the step's forces as constant over it (exact for a constant force:
-// dv = h F / M, dq = h^2 F / (2 M)), so a contact impulse spread over the step moves q by (h/2) dv.
-// With h there, a body resting under RK4 kept v = -g h / 2 while standing still.
-static inline mjtNum cusp_position_step(const mjModel* m) {
-  return m->opt.integrator == mjINT_RK4 ? 0.5 * m->opt.timestep : m->opt.timestep;
-}
-
 // Normal right-hand side (m/s) of a contact whose free normal velocity is vn (m/s, end of step)
-// and gap g (m, at q*), step h (s), position step hq (s, cusp_position_step). A gap open at the
-// start of the step (g0 = g - h vn >= 0) is speculative and may close exactly: g / hq (the
-// correction moves the gap by hq times its normal velocity change). A penetration g0 < 0 is
-// recovered at gap_alpha |g0| / h, at most pushout_speed (m/s): an uncapped push-out of a deep
-// start launches the body (4 cm at h = 1e-3: 8 m/s).
-static inline mjtNum cusp_normal_rhs(mjtNum vn, mjtNum g, mjtNum h, mjtNum hq, mjtNum gap_alpha,
+// and gap g (m, at q*), step h (s). A gap open at the start of the step (g0 = g - h vn >= 0) is
+// speculative and may close exactly: g / h. A penetration g0 < 0 is recovered at
+// gap_alpha |g0| / h, at most pushout_speed (m/s): an uncapped push-out of a deep start launches
+// the body (4 cm at h = 1e-3: 8 m/s).
+static inline mjtNum cusp_normal_rhs(mjtNum vn, mjtNum g, mjtNum h, mjtNum gap_alpha,
                                      mjtNum pushout_speed) {
   mjtNum g0 = g - h * vn;
-  if (g0 >= 0) return g / hq;
+  if (g0 >= 0) return g / h;
   mjtNum push = -gap_alpha * g0 / h;
   return vn - (push < pushout_speed ? push : pushout_speed);
 }

@@ -111,7 +111,7 @@ typedef struct cuspPatchWork_ {
   mjtNum* dv;               // (nv) scratch: an island's velocities (free, then its correction)
   mjtNum p_ref;             // N s, impulse scale of the residual rows
   mjtNum k_ref;             // kg, inertia scale of the island (mean over its patches)
-  mjtNum eps_n;             // 1/kg, normal regularisation
+  mjtNum eps_n;             // -, normal regularisation, times 1 / k of the patch (1/kg)
   mjtNum eps_f;             // -, proximal term on the friction rows of the Newton matrix only,
                             // times 1 / k of the patch (1/kg)
   cuspMcpInfo info;         // last solve

@@ -203,7 +203,7 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
     Derived D;
     derive(&D, P, zi, floor_impulse);
     int K = P->nvert, T = has_torsion(P), ny = 2 + T;
-    for (int k = 0; k < K; k++) Fi[k] = ub[k] + w->eps_n * zi[k];
+    for (int k = 0; k < K; k++) Fi[k] = ub[k] + w->eps_n / P->k * zi[k];
     // y = P(y - r u~) onto the ball |y| <= mu Ln (Alart-Curnier style natural map, r = k_ref)
     mjtNum q[3], rho;
     mjtNum qn = projection_argument(q, &rho, P, &D, zi, ub);
@@ -282,7 +282,9 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
       int local = j - z0;  // index of z_j inside this patch, if it belongs to it
       int own = local >= 0 && local < K + ny;
       // normal rows
-      for (int k = 0; k < K; k++) col[z0 + k] = Gj[r0 + k] + (own && local == k ? w->eps_n : 0);
+      for (int k = 0; k < K; k++) {
+        col[z0 + k] = Gj[r0 + k] + (own && local == k ? w->eps_n / P->k : 0);
+      }
       // derivatives of Ln and of the ECP offset with respect to z_j
       mjtNum dLn = (own && local < K && zi[local] > 0) ? 1 : 0, ddt = 0, ddo = 0;
       if (dLn > 0 && T) {
@@ -443,8 +445,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     for (int r = 0; r < patch_rows(P); r++) {
       mjtNum vfree = mju_dot(J + (size_t)r * nv, vloc, nv);
       if (r < P->nvert) {
-        vfree = cusp_normal_rhs(vfree, P->gap[r], h, cusp_position_step(m), cfg->gap_alpha,
-                                cfg->pushout_speed);
+        vfree = cusp_normal_rhs(vfree, P->gap[r], h, cfg->gap_alpha, cfg->pushout_speed);
       }
       w->ub0[w->row_of[i] + r] = vfree;
     }
@@ -485,7 +486,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     if (!(w->patch[i].k > 0)) w->patch[i].k = w->k_ref;
   }
   w->p_ref = w->k_ref * fmax(gravity * h, 1e-4);
-  w->eps_n = 1e-9 * diag;
+  w->eps_n = 1e-9;  // times 1 / k of each patch: 1e-9 of its own mean normal diagonal
   // Proximal term on the friction rows of the Newton matrix only (the residual F is exact, so the
   // solution is that of the unregularised problem): friction that is statically indeterminate
   // (the vertical friction on the shared face of two pushed blocks against their ground normals,
@@ -589,7 +590,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     const cuspPatch* P = w->patch + i;
     for (int k = 0; k < P->nvert; k++) {
       const mjtNum* row = w->J + (size_t)(w->row_of[i] + k) * nv;
-      mjtNum after = P->gap[k] + cusp_position_step(m) * mju_dot(row, vloc, nv);
+      mjtNum after = P->gap[k] + h * mju_dot(row, vloc, nv);
       if (-after > *max_pen) *max_pen = -after;
     }
   }

@@ -102,6 +102,9 @@ int cusp_step_init(cuspStepWork* w, const mjModel* m, const cuspConfig* cfg) {
   w->g = (mjtNum*)calloc(m->nv + 1, sizeof(mjtNum));
   w->dv = (mjtNum*)calloc(m->nv + 1, sizeof(mjtNum));
   w->dv_drift = (mjtNum*)calloc(m->nv + 1, sizeof(mjtNum));
+  w->q_start = (mjtNum*)calloc(m->nq + 1, sizeof(mjtNum));
+  w->q_euler = (mjtNum*)calloc(m->nq + 1, sizeof(mjtNum));
+  if (!w->q_start || !w->q_euler) return -1;
   w->cone = (mjtNum*)calloc(2 * (size_t)w->r, sizeof(mjtNum));
   w->island_contact = (int*)calloc((size_t)m->ntree + 2, sizeof(int));
   w->island_patch = (int*)calloc((size_t)m->ntree + 2, sizeof(int));
@@ -130,6 +133,8 @@ void cusp_step_free(cuspStepWork* w) {
   free(w->g);
   free(w->dv);
   free(w->dv_drift);
+  free(w->q_start);
+  free(w->q_euler);
   free(w->cone);
   free(w->island_contact);
   free(w->island_patch);
@@ -149,6 +154,50 @@ void cusp_step_reset(cuspStepWork* w) {
   w->nprev = 0;
   w->patch.nprev = 0;
   w->patch.npatch = 0;
+}
+
+void cusp_step_record_start(cuspStepWork* w, const mjModel* m, const mjData* d) {
+  if (m->opt.integrator != mjINT_RK4 || (w->have_start && d->time > w->t_start)) return;
+  mju_copy(w->q_start, d->qpos, m->nq);
+  w->t_start = d->time;
+  w->have_start = 1;
+}
+
+void cusp_step_forget_start(cuspStepWork* w) { w->have_start = 0; }
+
+// RK4: the trees of this step's candidate pairs take q = q_start (+) h v* (see
+// cusp_step_record_start). Returns 1 if a configuration changed (kinematics to recompute).
+static int semi_implicit_positions(cuspStepWork* w, const cuspConfig* cfg, const mjModel* m,
+                                   mjData* d) {
+  mjtNum h = m->opt.timestep;
+  if (m->opt.integrator != mjINT_RK4 || !w->have_start || w->bp.ncand == 0 ||
+      fabs(w->t_start + h - d->time) > 1e-9 * fmax(1, fabs(d->time))) {
+    return 0;
+  }
+  int* tree = w->island_cursor;  // (ntree) scratch until group(): tree takes the position
+  for (int t = 0; t < m->ntree; t++) tree[t] = 0;
+  for (int i = 0; i < w->bp.ncand; i++) {
+    const cuspCandidate* c = w->bp.cand + i;
+    int b0 = c->kind == CUSP_BP_DISK ? m->geom_bodyid[cfg->disk_geoms[c->index]]
+                                     : cfg->patch_bodies[c->index];
+    int b1 = c->other_kind == CUSP_BP_GEOM ? m->geom_bodyid[c->other]
+                                           : cfg->patch_bodies[c->other];
+    if (m->body_treeid[b0] >= 0) tree[m->body_treeid[b0]] = 1;
+    if (m->body_treeid[b1] >= 0) tree[m->body_treeid[b1]] = 1;
+  }
+  mju_copy(w->q_euler, w->q_start, m->nq);
+  mj_integratePos(m, w->q_euler, d->qvel, h);
+  int changed = 0;
+  for (int j = 0; j < m->njnt; j++) {
+    if (!tree[m->body_treeid[m->jnt_bodyid[j]]]) continue;
+    int adr = m->jnt_qposadr[j];
+    int n = m->jnt_type[j] == mjJNT_FREE ? 7 : (m->jnt_type[j] == mjJNT_BALL ? 4 : 1);
+    for (int k = adr; k < adr + n; k++) {
+      changed |= d->qpos[k] != w->q_euler[k];
+      d->qpos[k] = w->q_euler[k];
+    }
+  }
+  return changed;
 }
 
 // dynamics slot of island k, created on first use (sized by the island; grown by the update)
@@ -231,7 +280,7 @@ static void relative_jacobian(mjtNum* jrel, mjtNum* scratch, const cuspDynamics*
 static void assemble(cuspStepWork* w, cuspDynamics* dyn, const cuspContact* cs, int n,
                      const mjModel* m, const mjData* d, const cuspConfig* cfg) {
   int nv = dyn->nv, nr = dyn->nr, r = w->r;
-  mjtNum h = m->opt.timestep, hq = cusp_position_step(m);
+  mjtNum h = m->opt.timestep;
   mjtNum* jrel = w->jac;             // (3 x nv)
   mjtNum* scratch = w->jac + 3 * nv; // (3 x nv)
   mjtNum* jred = w->jac + 3 * nv;    // (3 x nr), after scratch is done with
@@ -248,7 +297,7 @@ static void assemble(cuspStepWork* w, cuspDynamics* dyn, const cuspContact* cs, 
     const mjtNum* nn = c->frame + 6;
     mju_mulMatTVec(w->Jn_r + (size_t)i * nr, jred, nn, 3, nr);
     // free normal velocity plus gap term (speculative gaps exactly, penetration recovered)
-    w->bn[i] = cusp_normal_rhs(mju_dot3(vrel, nn), c->gap, h, hq, cfg->gap_alpha,
+    w->bn[i] = cusp_normal_rhs(mju_dot3(vrel, nn), c->gap, h, cfg->gap_alpha,
                                cfg->pushout_speed);
     w->mu[i] = c->mu;
     for (int k = 0; k < r; k++) {
@@ -317,7 +366,7 @@ typedef struct IslandResult_ {
 static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* dyn, int c0, int n,
                               const mjModel* m, const mjData* d, const cuspConfig* cfg) {
   int r = w->r, nr = dyn->nr;
-  mjtNum hq = cusp_position_step(m);
+  mjtNum h = m->opt.timestep;
   assemble(w, dyn, w->contacts + c0, n, m, d, cfg);
   mjtNum* fn = w->fn + c0;
   mjtNum* beta = w->beta + (size_t)c0 * r;
@@ -372,7 +421,7 @@ static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* 
       slip[1] += vk * w->cone[2 * k + 1];
     }
     c->slip = 2.0 / r * mju_sqrt(slip[0] * slip[0] + slip[1] * slip[1]);
-    mjtNum gap_after = c->gap + hq * mju_dot(w->Jn_r + (size_t)i * nr, w->g, nr);
+    mjtNum gap_after = c->gap + h * mju_dot(w->Jn_r + (size_t)i * nr, w->g, nr);
     if (-gap_after > res->max_pen) res->max_pen = -gap_after;
   }
 }
@@ -583,7 +632,7 @@ static int contact_mode(mjtNum impulse_n, mjtNum slip, const cuspConfig* cfg) {
 
 int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const cuspConfig* cfg) {
   int nv = m->nv;
-  mjtNum hq = cusp_position_step(m);
+  mjtNum h = m->opt.timestep;
   for (int s = CUSP_STATE_NCONTACT; s <= CUSP_STATE_STATUS; s++) state[s] = 0;
   state[CUSP_STATE_MAX_PENETRATION] = 0;
   state[CUSP_STATE_RCOND_BEFORE] = state[CUSP_STATE_RCOND_AFTER] = 0;
@@ -593,7 +642,13 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
   // 1-2. kinematics at the free configuration q*, detection of disks and patch bodies
   mj_kinematics(m, d);
   mj_comPos(m, d);
-  if (cusp_broadphase(&w->bp, cfg, &w->params, m, d) < 0 || detect(w, m, d, cfg)) return -1;
+  if (cusp_broadphase(&w->bp, cfg, &w->params, m, d) < 0) return -1;
+  if (semi_implicit_positions(w, cfg, m, d)) {
+    mj_kinematics(m, d);
+    mj_comPos(m, d);
+    if (cusp_broadphase(&w->bp, cfg, &w->params, m, d) < 0) return -1;
+  }
+  if (detect(w, m, d, cfg)) return -1;
   int npatch = 0;
   if (cfg->npatch_body) {
     npatch = cusp_patch_detect(&w->patch, cfg, &w->bp, m, d);
@@ -663,9 +718,9 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
   // contacts on nothing movable (a disk of a static body) stay unloaded
   unload(w->contacts + w->island_contact[ni], nc - w->island_contact[ni]);
 
-  // 7. correction of every island at once: v = v* + dv, q = q* (+) hq dv (cusp_position_step)
+  // 7. correction of every island at once: v = v* + dv, q = q* (+) h dv
   mju_addTo(d->qvel, w->dv, nv);
-  mj_integratePos(m, d->qpos, w->dv, hq);
+  mj_integratePos(m, d->qpos, w->dv, h);
 
   // 8. publish: one mode rule, counts, penetration, per-body observables
   int nmode[3] = {0, 0, 0};  // break, stick, slide (cuspContactMode)
