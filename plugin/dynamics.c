@@ -37,9 +37,11 @@ int cusp_dynamics_init(cuspDynamics* dyn, const mjModel* m, int cap) {
   dyn->E = (mjtNum*)calloc((size_t)dyn->ne_max * nv + 1, sizeof(mjtNum));
   dyn->N = (mjtNum*)calloc(nn, sizeof(mjtNum));
   dyn->L = (mjtNum*)calloc(nn, sizeof(mjtNum));
+  dyn->env = (int*)calloc(2 * (size_t)nv + 1, sizeof(int));
   // null_space needs ne nv + nv nv + nv; the projection 2 nv; the reduction 3 nv per row block
   dyn->scratch = (mjtNum*)calloc(nn + 3 * (size_t)nv + (size_t)dyn->ne_max * nv, sizeof(mjtNum));
-  if (!dyn->dofs || !dyn->local || !dyn->Meff || !dyn->E || !dyn->N || !dyn->L || !dyn->scratch) {
+  if (!dyn->dofs || !dyn->local || !dyn->Meff || !dyn->E || !dyn->N || !dyn->L || !dyn->env ||
+      !dyn->scratch) {
     cusp_dynamics_free(dyn);
     return -1;
   }
@@ -55,6 +57,7 @@ void cusp_dynamics_free(cuspDynamics* dyn) {
   free(dyn->E);
   free(dyn->N);
   free(dyn->L);
+  free(dyn->env);
   free(dyn->scratch);
   memset(dyn, 0, sizeof(*dyn));
 }
@@ -232,8 +235,9 @@ int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d, c
     cusp_dgemm(dyn->scratch, 'N', 'N', dyn->Meff, dyn->N, 1, 0, nv, nr, nv, nv, nv, nv);
     cusp_dgemm(dyn->L, 'T', 'N', dyn->N, dyn->scratch, 1, 0, nr, nr, nv, nv, nv, nr);
   }
-  // the factor keeps leading dimension nr
-  return cusp_dpotrf(dyn->L, nr, nr) == 0 ? 0 : -1;
+  // the factor keeps leading dimension nr and the envelope of Mr
+  cusp_envelope(dyn->env, dyn->L, nr, nr);
+  return cusp_dpotrf_env(dyn->L, nr, nr, dyn->env) == 0 ? 0 : -1;
 }
 
 void cusp_dynamics_jac(mjtNum* jacp, mjtNum* jacr, const cuspDynamics* dyn, const mjModel* m,
@@ -283,7 +287,7 @@ void cusp_dynamics_reduce(mjtNum* Jr, cuspDynamics* dyn, const mjtNum* J, int k)
 
 void cusp_dynamics_solve(mjtNum* du, const cuspDynamics* dyn, const mjtNum* g) {
   if (du != g) memcpy(du, g, dyn->nr * sizeof(mjtNum));
-  if (dyn->nr) cusp_dpotrs(du, dyn->L, dyn->nr, 1, dyn->nr, dyn->nr);
+  if (dyn->nr) cusp_dpotrs_env(du, dyn->L, dyn->nr, 1, dyn->nr, dyn->nr, dyn->env);
 }
 
 // dv (nv, island) := N du

@@ -32,6 +32,7 @@ typedef struct cuspDynamics_ {
   mjtNum* E;        // (ne_max x nv) row-major active equality rows (cached to reuse N)
   mjtNum* N;        // (nv x nv) column-major, first nr columns: basis of null(E)
   mjtNum* L;        // (nv x nv) column-major, leading nr x nr: lower Cholesky factor of Mr
+  int* env;         // (2 cap) envelope of L (cusp_envelope): block diagonal for many bodies
   mjtNum* scratch;  // (nv x nv + 2 nv + ne_max nv)
   int basis_updates;// how many times N was recomputed (E changed)
 } cuspDynamics;

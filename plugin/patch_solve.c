@@ -37,6 +37,7 @@ void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->Jr);
   free(w->X);
   free(w->W);
+  free(w->span);
   free(w->ub0);
   free(w->p);
   free(w->ub);
@@ -86,6 +87,9 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
     void* a = grow(w->W, (size_t)nrows * nrows * sizeof(mjtNum));
     if (!a) return -1;
     w->W = (mjtNum*)a;
+    a = grow(w->span, (size_t)nrows * 4 * sizeof(int));
+    if (!a) return -1;
+    w->span = (int*)a;
     mjtNum** vec[3] = {&w->ub0, &w->p, &w->ub};
     for (int i = 0; i < 3; i++) {
       a = grow(*vec[i], nrows * sizeof(mjtNum));
@@ -455,7 +459,21 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   cusp_dynamics_reduce(w->Jr, dyn, w->J, nrows);
   // X (row-major nrows x nr) is column-major nr x nrows: one solve with nrows right-hand sides
   memcpy(w->X, w->Jr, (size_t)nrows * nr * sizeof(mjtNum));
-  if (nr > 0) cusp_dpotrs(w->X, dyn->L, nr, nrows, nr, nr);
+  if (nr > 0) cusp_dpotrs_env(w->X, dyn->L, nr, nrows, nr, nr, dyn->env);
+  // W_ab = Jr_a . X_b over the columns where both can be nonzero: a row touches one or two
+  // bodies, and with many bodies in one island (a stack) Mr is block diagonal, so most pairs of
+  // rows share no column (exact zeros skipped: the same sums in the same order)
+  int* span = w->span;  // row a of Jr: [span[4a], span[4a+1]); of X: [span[4a+2], span[4a+3])
+  for (int a = 0; a < nrows; a++) {
+    for (int t = 0; t < 2; t++) {
+      const mjtNum* row = (t ? w->X : w->Jr) + (size_t)a * nr;
+      int lo = 0, hi = nr;
+      while (lo < nr && row[lo] == 0) lo++;
+      while (hi > lo && row[hi - 1] == 0) hi--;
+      span[4 * a + 2 * t] = lo;
+      span[4 * a + 2 * t + 1] = hi;
+    }
+  }
   mjtNum diag = 0;
   int ndiag = 0;
   for (int a = 0; a < nrows; a++) {
@@ -463,7 +481,9 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
       mjtNum s = 0;
       const mjtNum* ja = w->Jr + (size_t)a * nr;
       const mjtNum* xb = w->X + (size_t)b * nr;
-      for (int c = 0; c < nr; c++) s += ja[c] * xb[c];
+      int lo = span[4 * a] > span[4 * b + 2] ? span[4 * a] : span[4 * b + 2];
+      int hi = span[4 * a + 1] < span[4 * b + 3] ? span[4 * a + 1] : span[4 * b + 3];
+      for (int c = lo; c < hi; c++) s += ja[c] * xb[c];
       w->W[(size_t)a * nrows + b] = s;
       w->W[(size_t)b * nrows + a] = s;
     }
