@@ -95,7 +95,8 @@ typedef struct cuspPatchWork_ {
   mjtNum* Jr;               // (cap_rows x nv) row-major reduced rows J N
   mjtNum* X;                // (cap_rows x nv) row-major, row j: Mr^-1 Jr_j^T
   mjtNum* W;                // (cap_rows x cap_rows) row-major Delassus J Meff^-1 J^T
-  int* span;                // (4 cap_rows) nonzero column ranges [lo, hi) of the rows of Jr, X
+  int* span;                // (4 cap_rows) nonzero column ranges [lo, hi) of the rows of Jr and
+                            // X while W is formed, then of the rows of W
   mjtNum* ub0;              // (cap_rows) velocity of the rows without impulse (+ gap terms)
   mjtNum* p;                // (cap_rows) row impulses
   mjtNum* ub;               // (cap_rows) row velocities

@@ -195,7 +195,7 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
   for (int r = 0; r < nrows; r++) {
     mjtNum s = w->ub0[r];
     const mjtNum* Wr = w->W + (size_t)r * nrows;
-    for (int c = 0; c < nrows; c++) s += Wr[c] * w->p[c];
+    for (int c = w->span[2 * r]; c < w->span[2 * r + 1]; c++) s += Wr[c] * w->p[c];
     w->ub[r] = s;
   }
   // residual
@@ -261,7 +261,8 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
       mjtNum* Gj = w->G + (size_t)(z0 + j) * nrows;
       for (int a = 0; a < nrow; a++) {
         const mjtNum* Wc = w->W + (size_t)rows[a] * nrows;  // W symmetric: row = column
-        for (int r = 0; r < nrows; r++) Gj[r] += coef[a] * Wc[r];
+        int hi = w->span[2 * rows[a] + 1];
+        for (int r = w->span[2 * rows[a]]; r < hi; r++) Gj[r] += coef[a] * Wc[r];
       }
     }
   }
@@ -487,6 +488,16 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
       w->W[(size_t)a * nrows + b] = s;
       w->W[(size_t)b * nrows + a] = s;
     }
+  }
+  // from here on span[2a], span[2a + 1] is the nonzero column range of row a of W (the rows of
+  // a body touch the rows of its neighbours only): ub = ub0 + W p and dub/dz skip the rest
+  for (int a = 0; a < nrows; a++) {
+    const mjtNum* row = w->W + (size_t)a * nrows;
+    int lo = 0, hi = nrows;
+    while (lo < nrows && row[lo] == 0) lo++;
+    while (hi > lo && row[hi - 1] == 0) hi--;
+    span[2 * a] = lo;
+    span[2 * a + 1] = hi;
   }
   for (int i = 0; i < w->npatch; i++) {
     cuspPatch* P = w->patch + i;
