@@ -263,7 +263,7 @@ static void contact_problem(double* A, double* b, int nv, int m, int r, uint64_t
   cusp_contact_assemble(A, N, b, &c, Meff, NULL, m, work);
   double* dr = malloc(sizeof(double) * N);
   double* dc = malloc(sizeof(double) * N);
-  double* rowsq = malloc(sizeof(double) * N);
+  double* rowsq = malloc(sizeof(double) * 2 * N);
   cusp_ruiz(A, b, dr, dc, N, N, 5, rowsq);
   free(rowsq);
   for (int a = 0; a < m; a++) A[a * s + (size_t)(a * s) * N] += 1e-10;

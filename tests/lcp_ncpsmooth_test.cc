@@ -47,7 +47,7 @@ TEST(LcpNcpSmooth, SharedFilesTheChainSolves) {
 std::vector<mjtNum> ContactProblem(std::vector<mjtNum>* b, int nv, int m, int r, uint64_t seed) {
   int s = r > 0 ? r + 2 : 1, N = m * s;
   std::vector<mjtNum> Meff((size_t)nv * nv), Jn((size_t)m * nv), Jt((size_t)m * r * nv + 1), mu(m),
-      bn(m), bt((size_t)m * r + 1), A((size_t)N * N), dr(N), dc(N), rowsq(N);
+      bn(m), bt((size_t)m * r + 1), A((size_t)N * N), dr(N), dc(N), rowsq(2 * N);
   b->assign(N, 0.0);
   cuspContactLcp c;
   cusp_synth_contact(&c, Meff.data(), Jn.data(), Jt.data(), mu.data(), bn.data(), bt.data(), nv, m,

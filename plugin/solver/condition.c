@@ -182,18 +182,24 @@ void cusp_contact_assemble(mjtNum* A, int lda, mjtNum* b, const cuspContactLcp* 
 //---------------------------------- stage 2: Ruiz -----------------------------------------------
 
 void cusp_ruiz(mjtNum* A, mjtNum* b, mjtNum* dr, mjtNum* dc, int n, int lda, int passes,
-               mjtNum* rowsq) {
-  for (int i = 0; i < n; i++) dr[i] = dc[i] = 1;
+               mjtNum* scratch) {
+  mjtNum* rowf = scratch;      // (n) row factors of the previous pass, not yet applied to A
+  mjtNum* rowsq = scratch + n; // (n) squared row norms of this pass
+  for (int i = 0; i < n; i++) dr[i] = dc[i] = rowf[i] = 1;
   // each pass: divide every column by the square root of its l2 norm, then every row by the
   // square root of its l2 norm (alternating Ruiz; norms tend to 1 geometrically). A is
-  // column-major, so both sweeps run down the columns: the row norms of the column-scaled matrix
-  // are accumulated while the columns are scaled.
+  // column-major, so both sweeps run down the columns: a pass's row scaling is applied while the
+  // next pass reads the column norms, and the row norms are accumulated while the columns are
+  // scaled (two reads of A a pass, the same products in the same order as three).
   for (int pass = 0; pass < passes; pass++) {
     for (int i = 0; i < n; i++) rowsq[i] = 0;
     for (int j = 0; j < n; j++) {
       mjtNum* col = A + (size_t)j * lda;
       mjtNum s = 0;
-      for (int i = 0; i < n; i++) s += col[i] * col[i];
+      for (int i = 0; i < n; i++) {
+        col[i] *= rowf[i];
+        s += col[i] * col[i];
+      }
       s = sqrt(s);
       mjtNum f = s > 0 ? 1.0 / sqrt(s) : 1.0;
       dc[j] *= f;
@@ -204,13 +210,15 @@ void cusp_ruiz(mjtNum* A, mjtNum* b, mjtNum* dr, mjtNum* dc, int n, int lda, int
     }
     for (int i = 0; i < n; i++) {
       mjtNum s = sqrt(rowsq[i]);
-      rowsq[i] = s > 0 ? 1.0 / sqrt(s) : 1.0;  // now the row factor
-      dr[i] *= rowsq[i];
-      if (b) b[i] *= rowsq[i];
+      rowf[i] = s > 0 ? 1.0 / sqrt(s) : 1.0;
+      dr[i] *= rowf[i];
+      if (b) b[i] *= rowf[i];
     }
+  }
+  if (passes > 0) {
     for (int j = 0; j < n; j++) {
       mjtNum* col = A + (size_t)j * lda;
-      for (int i = 0; i < n; i++) col[i] *= rowsq[i];
+      for (int i = 0; i < n; i++) col[i] *= rowf[i];
     }
   }
 }
@@ -374,7 +382,7 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   memcpy(b, b0, sizeof(mjtNum) * N);
   // stage 2
   if (opt->ruiz && opt->ruiz_passes > 0) {
-    cusp_ruiz(A, b, dr, dc, N, N, opt->ruiz_passes, w);  // w: free until the solve
+    cusp_ruiz(A, b, dr, dc, N, N, opt->ruiz_passes, w);  // w, z0 (2 N): free until the solve
   } else {
     for (int i = 0; i < N; i++) dr[i] = dc[i] = 1;
   }

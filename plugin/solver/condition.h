@@ -102,9 +102,9 @@ void cusp_contact_assemble(mjtNum* A, int lda, mjtNum* b, const cuspContactLcp* 
                            const mjtNum* L, const int* sel, int k, void* work);
 
 // Stage 2 alone: scale A (n x n, lda) and b (n, may be NULL) in place; dr, dc (n) out: the
-// accumulated row and column scalings (A_scaled = diag(dr) A diag(dc)); rowsq (n) scratch.
+// accumulated row and column scalings (A_scaled = diag(dr) A diag(dc)); scratch (2 n).
 void cusp_ruiz(mjtNum* A, mjtNum* b, mjtNum* dr, mjtNum* dc, int n, int lda, int passes,
-               mjtNum* rowsq);
+               mjtNum* scratch);
 
 // 1-norm reciprocal condition estimate of A (n x n, lda); work: n*n + 5n mjtNum and n int.
 // Returns 0 for an exactly singular A.
