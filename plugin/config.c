@@ -23,6 +23,9 @@ const cuspConfigKey cusp_config_keys[] = {
   {"limit_surface", CUSP_KEY_BODY_PARAMS, "", 1e-6, 1e6, NULL, "-, -, m",
    "per-body limit surface 'body:et,eo,er; ...' of bodies in `bodies`; a value 0 keeps the patch "
    "default"},
+  {"self_contact_neighbours", CUSP_KEY_INT, "3", -1, 1000000, NULL, "disks",
+   "disks of one robot (kinematic tree) touch when more than this many disks apart along it; "
+   "-1: never; disks of different robots always touch"},
   {"friction", CUSP_KEY_REAL, "-1", -1, 100, NULL, "-",
    "friction coefficient for every cusp contact; -1: max of the pair's geom friction"},
   {"friction_directions", CUSP_KEY_INT, "8", 4, 64, NULL, "-",
@@ -403,7 +406,7 @@ static int first_toucher(const cuspParams* p, const cuspConfig* cfg, const mjMod
 // What the registered disks and bodies touch (by the pipeline's own rule, cusp_touches: the
 // `environment` geoms, or with it empty every geom MuJoCo collides, plus the registered bodies;
 // never the own body) may not be of a type detection has no routine for; and an `environment`
-// entry must do something: not a disk (disks are never obstacles), not a geom of a registered
+// entry must do something: not a disk (disks touch disks by the self-contact rule), not a geom of a registered
 // body (those are obstacles to every other registered geom without being listed, never to their
 // own body), not a geom that only its own body's registered geoms could touch.
 static int check_environment_with(const cuspParams* p, const cuspConfig* cfg, const mjModel* m,
@@ -423,7 +426,8 @@ static int check_environment_with(const cuspParams* p, const cuspConfig* cfg, co
   for (int i = 0; i < cfg->nenv; i++) {
     int g = cfg->environment_geoms[i], b = m->geom_bodyid[g];
     if (cusp_config_disk_index(cfg, g) >= 0) {
-      snprintf(why, sizeof(why), "geom '%s' is a registered disk (disks are never obstacles)",
+      snprintf(why, sizeof(why), "geom '%s' is a registered disk (disks touch other disks by "
+               "`self_contact_neighbours`, not as environment)",
                geom_name(m, g));
       return fail(err, err_sz, "environment", value, why);
     }
@@ -504,6 +508,7 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
       rc = parse_key(cfg, m, key, value, &real, &integer, err, err_sz);
       if (!rc) {
         if (!strcmp(k, "friction")) cfg->friction = real;
+        else if (!strcmp(k, "self_contact_neighbours")) cfg->self_contact_neighbours = integer;
         else if (!strcmp(k, "friction_directions")) cfg->friction_directions = integer;
         else if (!strcmp(k, "solver")) cfg->solver = integer;
         else if (!strcmp(k, "tolerance")) cfg->tolerance = real;

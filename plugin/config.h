@@ -50,6 +50,7 @@ typedef struct cuspConfig_ {
   int npatch_body;
   cuspLimitSurfaceOverride* limit_surface;                              // (nlimit_surface)
   int nlimit_surface;
+  int self_contact_neighbours;  // disks of one tree touch beyond this many disks apart; -1 never
   mjtNum friction;        // friction coefficient override; < 0: from the geoms (max of pair)
   int friction_directions;// r, polyhedral cone directions per contact
   int solver;             // index into the backend choices (cusp_config_solver_name)

@@ -1,0 +1,158 @@
+"""Disk-disk contact (self-contact within one arm beyond `self_contact_neighbours`, and contact
+between arms): the curl scene (mjcf/arm_curl.xml) and the two-arm scene (mjcf/two_arms_press.xml).
+Penetration is measured independently of the plugin, with MuJoCo's own signed distance between
+the disk cylinders (mj_geomDistance)."""
+import itertools
+
+import mujoco
+import numpy as np
+import pytest
+
+import cusp
+from cusp import mjcf_gen
+
+from conftest import REPO
+
+CURL = REPO / "mjcf" / "arm_curl.xml"
+TWO = REPO / "mjcf" / "two_arms_press.xml"
+
+
+def _model(scene, **overrides):
+    return cusp.compile_spec(cusp.load_spec(scene, **overrides), scene)
+
+
+def _disks(model, arm):
+    return list(dict.fromkeys(g for sec in mjcf_gen.pcc_layout(model, arm) for g in sec["disks"]))
+
+
+def _pairs(model, arms, neighbours):
+    """Disk pairs the touch rule lets touch: different arms, or more than `neighbours` apart
+    along one arm (disks of a PCC arm are numbered along it, one body each)."""
+    out = []
+    for i, a in enumerate(arms):
+        da = _disks(model, a)
+        out += [(da[x], da[y]) for x, y in itertools.combinations(range(len(da)), 2)
+                if y - x > neighbours]
+        for b in arms[i + 1:]:
+            out += list(itertools.product(da, _disks(model, b)))
+    return out
+
+
+def _min_distance(model, data, pairs):
+    return min(mujoco.mj_geomDistance(model, data, g1, g2, 0.01, None) for g1, g2 in pairs)
+
+
+def _run(model, seconds, pairs, every=50):
+    """Steps to `seconds`; returns (data, deepest penetration (m, >= 0) over the checks every
+    `every` steps, steps with a disk-disk contact carrying load)."""
+    data = mujoco.MjData(model)
+    deepest, loaded = 0.0, 0
+    nstep = int(round(seconds / model.opt.timestep))
+    for k in range(nstep):
+        mujoco.mj_step(model, data)
+        if k % every == every - 1:
+            deepest = max(deepest, -_min_distance(model, data, pairs))
+            c = cusp.contacts(model, data)
+            loaded += any(c.impulse[i, 0] > 0 and (c.geom[i, 0], c.geom[i, 1]) in pairs_set(pairs)
+                          for i in range(len(c)))
+    return data, deepest, loaded
+
+
+_pair_sets = {}
+
+
+def pairs_set(pairs):
+    key = id(pairs)
+    if key not in _pair_sets:
+        _pair_sets[key] = set(pairs) | {(b, a) for a, b in pairs}
+    return _pair_sets[key]
+
+
+def test_curl_distal_section_rests_on_proximal_without_penetration():
+    model = _model(CURL)
+    pairs = _pairs(model, ["arm"], 3)
+    data, deepest, loaded = _run(model, 2.0, pairs)
+    # 0.1 mm: the self-contact target; measured by MuJoCo's distance, not the plugin's gap
+    assert deepest <= 1e-4, f"disk-disk penetration {deepest * 1e3:.3f} mm"
+    assert loaded >= 10, "the distal section never pressed on the proximal one"
+    # the pressing pairs are distal (section 3) on proximal (section 1) disks
+    lay = mjcf_gen.pcc_layout(model, "arm")
+    proximal, distal = set(lay[0]["disks"]), set(lay[2]["disks"])
+    c = cusp.contacts(model, data)
+    touching = {(a, b) for (a, b), f in zip(c.geom, c.impulse[:, 0]) if f > 0}
+    assert any((a in proximal and b in distal) or (b in proximal and a in distal)
+               for a, b in touching), touching
+
+
+def test_curl_without_self_contact_passes_through():
+    """The same scene with self-contact off (-1): the distal disks go into the proximal ones,
+    so the test above measures what the touch rule does."""
+    model = _model(CURL, self_contact_neighbours=-1)
+    pairs = _pairs(model, ["arm"], 3)
+    _, deepest, loaded = _run(model, 2.0, pairs, every=200)
+    assert deepest > 5e-3, f"only {deepest * 1e3:.3f} mm: the scene does not test self-contact"
+    assert loaded == 0
+
+
+def _energy_run(model, seconds):
+    """(E(t) - E(0) - actuator work) per 100 steps, E = kinetic + potential (springs, gravity)."""
+    model.opt.enableflags |= mujoco.mjtEnableBit.mjENBL_ENERGY
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    e0 = data.energy.sum()
+    work, excess = 0.0, []
+    h = model.opt.timestep
+    for k in range(int(round(seconds / h))):
+        # actuator power at the start of the step (Euler: forces of time t act over [t, t + h])
+        work += h * float(np.dot(data.actuator_force, data.actuator_velocity))
+        mujoco.mj_step(model, data)
+        if k % 100 == 99:
+            mujoco.mj_forward(model, data)
+            excess.append(data.energy.sum() - e0 - work)
+    return np.array(excess), work
+
+
+def test_two_arms_press_without_penetration_or_energy_gain():
+    model = _model(TWO)
+    pairs = _pairs(model, ["left", "right"], 3)
+    data, deepest, loaded = _run(model, 2.0, pairs)
+    assert deepest <= 1e-4, f"disk-disk penetration {deepest * 1e3:.3f} mm"
+    assert loaded >= 10, "the arms never pressed on each other"
+    left, right = set(_disks(model, "left")), set(_disks(model, "right"))
+    c = cusp.contacts(model, data)
+    assert any(f > 0 and ((a in left and b in right) or (a in right and b in left))
+               for (a, b), f in zip(c.geom, c.impulse[:, 0]))
+
+
+def test_two_arms_energy_balance():
+    """No energy from contact: the mechanical energy never exceeds its start plus the work the
+    actuators did (the chambers' dampers only take energy out). Tolerance 1e-3 J against work
+    of order 1e-1 J (the Euler step's own error)."""
+    model = _model(TWO)
+    excess, work = _energy_run(model, 1.5)
+    assert work > 1e-2, work
+    assert excess.max() <= 1e-3, f"energy gain {excess.max():.3e} J (actuator work {work:.3e} J)"
+
+
+def test_two_arms_contact_sticks():
+    """Pressed together and held (mu = 0.6 from the geoms), the touching disks do not creep:
+    tangential speed of one disk's contact point relative to the other's <= 1e-6 m/s."""
+    model = _model(TWO)
+    data = mujoco.MjData(model)
+    mujoco.mj_step(model, data, int(round(2.0 / model.opt.timestep)))
+    c = cusp.contacts(model, data)
+    jp, jq = np.zeros((3, model.nv)), np.zeros((3, model.nv))
+    checked = 0
+    for i in range(len(c)):
+        if c.impulse[i, 0] <= 0:
+            continue
+        mujoco.mj_jac(model, data, jp, None, c.pos[i], c.body[i, 0])
+        mujoco.mj_jac(model, data, jq, None, c.pos[i], c.body[i, 1])
+        v = (jp - jq) @ data.qvel
+        n = c.normal[i]
+        creep = np.linalg.norm(v - np.dot(v, n) * n)
+        assert creep <= 1e-6, f"contact {i}: creep {creep:.3e} m/s"
+        assert c.mode[i] == cusp.MODE_STICK
+        assert np.linalg.norm(c.impulse[i, 1:]) > 0  # a tangential load is carried
+        checked += 1
+    assert checked >= 1
