@@ -63,6 +63,12 @@ const cuspConfigKey cusp_config_keys[] = {
    "draw contact points, normals and modes in the viewer"},
   {"force_scale", CUSP_KEY_REAL, "0.01", 0, 100, NULL, "m/N",
    "length of a drawn normal per newton of normal force"},
+  {"reduction_basis", CUSP_KEY_FILE, "", 0, 0, NULL, "-",
+   "contact-space basis file (python -m cusp reduction basis); set: disk islands are solved "
+   "for the basis coefficients first (frictionless, normals = basis x coefficients >= 0)"},
+  {"reduction_tolerance", CUSP_KEY_REAL, "1e-5", 0, 1, NULL, "m",
+   "a reduced solve leaving a contact penetrating more than this after the step falls back to "
+   "the full problem"},
   {NULL, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -351,6 +357,8 @@ static int parse_key(cuspConfig* cfg, const mjModel* m, const cuspConfigKey* key
       return 0;  // handled by the caller (they fill lists)
     case CUSP_KEY_BODY_PARAMS:
       return parse_body_params(cfg, m, key, value, err, err_sz);
+    case CUSP_KEY_FILE:
+      return 0;  // handled by the caller (reads the file)
   }
   return fail(err, err_sz, key->key, value, "internal: unknown key type");
 }
@@ -486,6 +494,13 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
         }
         if (!rc) rc = check_not_collided(m, g, k, value, err, err_sz);
       }
+    } else if (key->type == CUSP_KEY_FILE) {
+      if (value[0]) {
+        char why[400];
+        if (cusp_reduction_basis_load(&cfg->reduction, value, m, why, sizeof(why))) {
+          rc = fail(err, err_sz, k, value, why);
+        }
+      }
     } else if (!strcmp(k, "environment")) {
       rc = parse_names(&cfg->environment_geoms, &cfg->nenv, m, mjOBJ_GEOM, key, value, err,
                        err_sz);
@@ -527,6 +542,7 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
         else if (!strcmp(k, "break_impulse")) cfg->break_impulse = real;
         else if (!strcmp(k, "visualize")) cfg->visualize = integer;
         else if (!strcmp(k, "force_scale")) cfg->force_scale = real;
+        else if (!strcmp(k, "reduction_tolerance")) cfg->reduction_tolerance = real;
       }
     }
     if (rc) {
@@ -556,6 +572,7 @@ void cusp_config_free(cuspConfig* cfg) {
   free(cfg->environment_geoms);
   free(cfg->patch_bodies);
   free(cfg->limit_surface);
+  cusp_reduction_basis_free(&cfg->reduction);
   memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -576,6 +593,7 @@ int cusp_config_copy(cuspConfig* dst, const cuspConfig* src) {
   rc |= copy_array((void**)&dst->patch_bodies, src->patch_bodies, src->npatch_body, sizeof(int));
   rc |= copy_array((void**)&dst->limit_surface, src->limit_surface, src->nlimit_surface,
                    sizeof(cuspLimitSurfaceOverride));
+  rc |= cusp_reduction_basis_copy(&dst->reduction, &src->reduction);
   if (rc) {
     cusp_config_free(dst);
     return -1;
@@ -592,6 +610,7 @@ static const char* type_name(cuspKeyType t) {
     case CUSP_KEY_GEOMS: return "geom names";
     case CUSP_KEY_BODIES: return "body names";
     case CUSP_KEY_BODY_PARAMS: return "body:numbers";
+    case CUSP_KEY_FILE: return "file";
   }
   return "?";
 }

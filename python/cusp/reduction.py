@@ -9,7 +9,7 @@ contacts), one column per recorded step with load. Basis: B (n x k) >= 0 with X 
 Commands (README.md, "Contact-space reduction"):
     python -m cusp reduction snapshot SCENE.xml [SCENE.xml ...] --out SNAP.npz [--seconds S]
         [--every N] [--set KEY=VALUE ...]
-    python -m cusp reduction basis SNAP.npz --modes K --out BASIS.npz [--iterations N]
+    python -m cusp reduction basis SNAP.npz --modes K --out BASIS.txt [--iterations N]
         [--seed S]
     python -m cusp reduction error SNAP.npz [--modes 1,2,5,10,25]
 """
@@ -55,12 +55,12 @@ def _nnmf_once(X: np.ndarray, k: int, iterations: int, seed: int,
         raise ValueError(f"nnmf: modes k = {k} must be in [1, min(n, s) = {min(n, s)}]")
     rng = np.random.default_rng(seed)
     B = rng.random((n, k)) * (X.mean() + 1e-12)
-    ridge = 1e-12 * max(1.0, float(X.max()) ** 2)
-    eye = np.eye(k)
-    H = np.linalg.solve(B.T @ B + ridge * eye, B.T @ X).clip(min=0)
+    # least squares by lstsq: a factor whose clipped columns vanish makes the normal equations
+    # singular
+    H = np.linalg.lstsq(B, X, rcond=None)[0].clip(min=0)
     for _ in range(5):
-        B = np.linalg.solve(H @ H.T + ridge * eye, H @ X.T).T.clip(min=0)
-        H = np.linalg.solve(B.T @ B + ridge * eye, B.T @ X).clip(min=0)
+        B = np.linalg.lstsq(H.T, X.T, rcond=None)[0].T.clip(min=0)
+        H = np.linalg.lstsq(B, X, rcond=None)[0].clip(min=0)
     last = np.inf
     for _ in range(iterations):
         BtX, BtB = B.T @ X, B.T @ B
@@ -110,7 +110,9 @@ def relative_error(B: np.ndarray, X: np.ndarray) -> np.ndarray:
 def snapshot(scenes, seconds: float = 2.0, every: int = 10, overrides: dict | None = None):
     """Run each scene (its own scripted actuation) for `seconds`, recording every `every` steps
     the normal impulse of each disk-disk and disk-environment pair (summed over the pair's
-    contact points). Returns (X (pairs x snapshots), pair names [(geom, geom)])."""
+    contact points). Every pair detected in the runs has a row (a potential contact, even if it
+    never carried load); a step without load adds no column. Returns (X (pairs x snapshots),
+    pair names [(geom, geom)])."""
     import mujoco
 
     import cusp
@@ -126,15 +128,15 @@ def snapshot(scenes, seconds: float = 2.0, every: int = 10, overrides: dict | No
                 continue
             c = cusp.contacts(model, data)
             col = {}
-            for (g1, g2), fn in zip(c.geom, c.impulse[:, 0]):
-                if fn <= 0:
+            for (g1, g2), fn, kind in zip(c.geom, c.impulse[:, 0], c.kind):
+                if kind != cusp.KIND_DISK:
                     continue
                 key = (mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, int(g1)) or str(g1),
                        mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, int(g2)) or str(g2))
-                col[key] = col.get(key, 0.0) + float(fn)
-            if col:
-                for key in col:
-                    index.setdefault(key, len(index))
+                # every detected pair gets a row (a potential contact, possibly never loaded)
+                index.setdefault(key, len(index))
+                col[key] = col.get(key, 0.0) + max(float(fn), 0.0)
+            if any(v > 0 for v in col.values()):
                 columns.append(col)
     X = np.zeros((len(index), len(columns)))
     for j, col in enumerate(columns):
@@ -154,15 +156,37 @@ def load_snapshot(path):
 
 
 def save_basis(path, B, pairs) -> None:
-    np.savez(path, B=B, pairs=np.array(pairs, dtype=str).reshape(-1, 2))
+    """The basis as the text file the `reduction_basis` config key reads
+    (plugin/reduction_basis.h): a header 'cusp-reduction-basis NPAIR K', then per contact pair
+    its two geom names and its K entries (>= 0)."""
+    B = np.asarray(B, dtype=float)
+    if B.ndim != 2 or B.shape[0] != len(pairs) or (B < 0).any() or not np.isfinite(B).all():
+        raise ValueError("save_basis: B must be a finite non-negative (pairs x modes) matrix")
+    lines = ["# contact-space basis: python -m cusp reduction basis (NNMF of a snapshot)",
+             f"cusp-reduction-basis {B.shape[0]} {B.shape[1]}"]
+    for (g1, g2), row in zip(pairs, B):
+        lines.append(f"{g1} {g2} " + " ".join(f"{v:.17g}" for v in row))
+    pathlib.Path(path).write_text("\n".join(lines) + "\n")
 
 
 def load_basis(path):
-    with np.load(path) as f:
-        B = f["B"]
-        if (B < 0).any():
-            raise ValueError(f"{path}: basis has negative entries")
-        return B, [tuple(p) for p in f["pairs"]]
+    """(B (pairs x modes), [(geom, geom)]) from a basis text file (see save_basis)."""
+    rows, pairs, header = [], [], None
+    for line in pathlib.Path(path).read_text().splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        parts = line.split()
+        if header is None:
+            if len(parts) != 3 or parts[0] != "cusp-reduction-basis":
+                raise ValueError(f"{path}: expected 'cusp-reduction-basis NPAIR K'")
+            header = (int(parts[1]), int(parts[2]))
+            continue
+        pairs.append((parts[0], parts[1]))
+        rows.append([float(v) for v in parts[2:]])
+    B = np.array(rows)
+    if header is None or B.shape != header or (B < 0).any():
+        raise ValueError(f"{path}: malformed basis (header {header}, rows {B.shape})")
+    return B, pairs
 
 
 # ---- command line -----------------------------------------------------------------------------

@@ -54,7 +54,7 @@ def test_nnmf_refuses_bad_input():
 
 
 def test_snapshot_and_basis_commands(tmp_path, capsys):
-    snap, basis = tmp_path / "snap.npz", tmp_path / "basis.npz"
+    snap, basis = tmp_path / "snap.npz", tmp_path / "basis.txt"
     assert main(["reduction", "snapshot", str(REPO / "mjcf" / "arm_curl.xml"), "--seconds", "2",
                  "--every", "100", "--out", str(snap)]) == 0
     X, pairs = reduction.load_snapshot(snap)
@@ -67,3 +67,100 @@ def test_snapshot_and_basis_commands(tmp_path, capsys):
     assert B.shape == (len(pairs), k) and bpairs == pairs and (B >= 0).all()
     assert main(["reduction", "basis", str(snap), "--modes", "0", "--out", str(basis)]) == 1
     assert "modes k = 0" in capsys.readouterr().err
+
+
+# ---- online: the plugin solving islands in the basis (config reduction_basis) -----------------
+
+import mujoco  # noqa: E402
+
+import cusp  # noqa: E402
+from cusp import mjcf_gen  # noqa: E402
+from cusp.state import state as cusp_state  # noqa: E402
+
+CURL = REPO / "mjcf" / "arm_curl.xml"
+
+
+@pytest.fixture(scope="module")
+def curl_basis(tmp_path_factory):
+    """A basis of at most 25 modes from a snapshot of the curl scene (its scripted ramps)."""
+    d = tmp_path_factory.mktemp("reduction")
+    snap, basis = d / "snap.npz", d / "basis.txt"
+    assert main(["reduction", "snapshot", str(CURL), "--every", "20", "--out", str(snap)]) == 0
+    X, _ = reduction.load_snapshot(snap)
+    k = min(25, *X.shape)
+    assert main(["reduction", "basis", str(snap), "--modes", str(k), "--out", str(basis)]) == 0
+    return basis, k
+
+
+def _run(scene, seconds, arm, **overrides):
+    model = cusp.compile_spec(cusp.load_spec(scene, **overrides), "arm_curl")
+    data = mujoco.MjData(model)
+    tip = mjcf_gen.pcc_layout(model, arm)[-1]["disks"][-1]
+    traj, reduced = [], 0
+    for _ in range(int(round(seconds / model.opt.timestep))):
+        mujoco.mj_step(model, data)
+        traj.append(data.geom_xpos[tip].copy())
+        reduced += cusp_state(model, data)["reduced_islands"]
+    return np.array(traj), reduced, cusp_state(model, data)
+
+
+def test_curled_arm_in_the_basis_stays_within_5mm_of_the_full_model(curl_basis):
+    basis, k = curl_basis
+    assert k <= 25
+    full, _, _ = _run(CURL, 2.0, "arm")
+    red, reduced, st = _run(CURL, 2.0, "arm", reduction_basis=str(basis))
+    # the islands with self-contact were solved in the basis, not by the fallback
+    assert reduced >= 1000, reduced
+    assert st["reduction_fallbacks"] <= 0.05 * reduced
+    # 5 mm: the target for the distal disk (frictionless reduced vs frictional full model)
+    err = np.linalg.norm(red - full, axis=1).max()
+    assert err <= 5e-3, f"distal disk {err * 1e3:.2f} mm from the full model"
+
+
+def _curl_harder(scale, **overrides):
+    """The curl scene with its section-2 bending moment scaled: a tighter curl than the snapshot
+    saw (other disks meet, with other load patterns)."""
+    spec = cusp.load_spec(CURL, **overrides)
+    for act in spec.actuators:
+        if act.name.startswith("ramp_s1"):
+            act.gainprm[0] *= scale
+            act.forcerange = act.forcerange * scale
+    return spec
+
+
+def test_fallback_on_a_posture_outside_the_snapshot(curl_basis):
+    """A curl 1.6 times harder than the snapshot's: most steps leave the basis (contact pairs it
+    never saw, or patterns no non-negative combination fits) and fall back to the full problem;
+    the result stays within the reduction target of the full model (distal disk within 5 mm over
+    the run, no penetration)."""
+    basis, _ = curl_basis
+    out = {}
+    for name, overrides in (("full", {}), ("reduced", {"reduction_basis": str(basis)})):
+        spec = _curl_harder(1.6, **overrides)
+        out[name] = _run(spec, 2.0, "arm")
+    (full, _, _), (red, reduced, st) = out["full"], out["reduced"]
+    assert st["reduction_fallbacks"] >= 1000, st["reduction_fallbacks"]
+    assert reduced >= 1  # the basis still serves the steps it fits
+    assert np.linalg.norm(red - full, axis=1).max() <= 5e-3  # the reduction target, 5 mm
+    assert st["max_penetration"] <= 1e-4
+
+
+def test_bad_basis_files_fail_the_load(tmp_path):
+    cases = {
+        "missing.txt": None,
+        "negative.txt": "cusp-reduction-basis 1 2\narm_disk0 arm_disk20 0.5 -1\n",
+        "unknown.txt": "cusp-reduction-basis 1 1\narm_disk0 no_such_geom 1\n",
+        "short.txt": "cusp-reduction-basis 2 1\narm_disk0 arm_disk20 1\n",
+        "header.txt": "basis 1 1\narm_disk0 arm_disk20 1\n",
+    }
+    why = {"missing.txt": "cannot open", "negative.txt": "expected a finite number >= 0",
+           "unknown.txt": "'no_such_geom' is not a geom", "short.txt": "ends after 1 of 2",
+           "header.txt": "expected 'cusp-reduction-basis NPAIR K'"}
+    for name, text in cases.items():
+        path = tmp_path / name
+        if text is not None:
+            path.write_text(text)
+        with pytest.raises(cusp.SceneError) as err:
+            cusp.compile_spec(cusp.load_spec(CURL, reduction_basis=str(path)), CURL)
+        msg = str(err.value)
+        assert "reduction_basis" in msg and str(path) in msg and why[name] in msg, msg
