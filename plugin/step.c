@@ -9,6 +9,7 @@
 #include "params.h"
 #include "instance.h"
 #include "reduction_island.h"
+#include "solver/lcp_internal.h"  // cusp_now: the solve timer
 
 //---------------------------------- workspace ------------------------------------------------------
 
@@ -146,6 +147,7 @@ void cusp_step_free(cuspStepWork* w) {
 }
 
 void cusp_step_reset(cuspStepWork* w) {
+  w->solve_seconds = 0;
   w->ncontact = 0;
   w->nprev = 0;
   w->patch.nprev = 0;
@@ -328,6 +330,7 @@ static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* 
   cuspContactLcp lcp = {
       .nv = nr, .m = n, .r = r, .Meff = dyn->L, .meff_is_factor = 1,
       .Jn = w->Jn_r, .Jt = w->Jt_r, .mu = w->mu, .bn = w->bn, .bt = w->bt};
+  double t0 = cusp_now();
   // contact-space reduction first when configured; its fallback is the full solve below
   cuspReductionIslandInfo red = {.outcome = CUSP_REDUCTION_OUTSIDE};
   if (cfg->reduction.k) {
@@ -351,6 +354,7 @@ static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* 
     res->rcond_before = w->info.rcond_before;
     res->rcond_after = w->info.rcond_after;
   }
+  w->solve_seconds += cusp_now() - t0;
   res->max_pen = 0;
   if (!all_finite(fn, n) || !all_finite(beta, n * r)) {
     // nothing usable: no correction, contacts unloaded, no warm start from this
