@@ -6,7 +6,6 @@ import itertools
 
 import mujoco
 import numpy as np
-import pytest
 
 import cusp
 from cusp import mjcf_gen
@@ -44,28 +43,19 @@ def _min_distance(model, data, pairs):
 
 def _run(model, seconds, pairs, every=50):
     """Steps to `seconds`; returns (data, deepest penetration (m, >= 0) over the checks every
-    `every` steps, steps with a disk-disk contact carrying load)."""
+    `every` steps, checks at which a rule-eligible disk pair carried load)."""
     data = mujoco.MjData(model)
     deepest, loaded = 0.0, 0
+    either_order = set(pairs) | {(b, a) for a, b in pairs}
     nstep = int(round(seconds / model.opt.timestep))
     for k in range(nstep):
         mujoco.mj_step(model, data)
         if k % every == every - 1:
             deepest = max(deepest, -_min_distance(model, data, pairs))
             c = cusp.contacts(model, data)
-            loaded += any(c.impulse[i, 0] > 0 and (c.geom[i, 0], c.geom[i, 1]) in pairs_set(pairs)
+            loaded += any(c.impulse[i, 0] > 0 and (c.geom[i, 0], c.geom[i, 1]) in either_order
                           for i in range(len(c)))
     return data, deepest, loaded
-
-
-_pair_sets = {}
-
-
-def pairs_set(pairs):
-    key = id(pairs)
-    if key not in _pair_sets:
-        _pair_sets[key] = set(pairs) | {(b, a) for a, b in pairs}
-    return _pair_sets[key]
 
 
 def test_curl_distal_section_rests_on_proximal_without_penetration():
