@@ -13,6 +13,17 @@ cuspReductionOutcome cusp_reduction_island_solve(mjtNum* fn, mjtNum* beta, mjtNu
   memset(info, 0, sizeof(*info));
   const cuspReductionBasis* rb = &cfg->reduction;
   int k = rb->k, nv = lcp->nv;
+  // MuJoCo stops the program when its arena overflows: a problem that may not fit is left to
+  // the full solve (counted as a fallback) instead
+  size_t need = sizeof(int) * ((size_t)n + rb->npair + k) +
+                sizeof(mjtNum) * ((size_t)n * k + (size_t)n * n + 4 * (size_t)n + k) +
+                cusp_contact_assemble_worksize(nv, n, 0) +
+                cusp_reduction_worksize(n, k, CUSP_LCP_LEMKE) + 16 * 1024;  // alignment, marks
+  size_t used = d->pstack + d->parena;
+  if ((size_t)d->narena < used || (size_t)d->narena - used < need) {
+    info->outcome = CUSP_REDUCTION_FAILED;
+    return info->outcome;
+  }
   mj_markStack(d);
   int* row = mj_stackAllocInt(d, n);
   int* points = mj_stackAllocInt(d, rb->npair);  // contact points of each pair in the island

@@ -21,7 +21,8 @@ typedef enum cuspReductionOutcome_ {
   CUSP_REDUCTION_ACCEPTED = 0,  // fn from the basis; beta, gamma zero
   CUSP_REDUCTION_OUTSIDE,       // a contact pair the snapshot never saw: full problem
   CUSP_REDUCTION_VIOLATED,      // reduced answer leaves penetration above tolerance: full problem
-  CUSP_REDUCTION_FAILED         // the reduced LCP was not solved: full problem
+  CUSP_REDUCTION_FAILED         // the reduced LCP was not solved, or its scratch would not fit in
+                                // d's arena: full problem
 } cuspReductionOutcome;
 
 typedef struct cuspReductionIslandInfo_ {
