@@ -13,12 +13,16 @@ cuspReductionOutcome cusp_reduction_island_solve(mjtNum* fn, mjtNum* beta, mjtNu
   memset(info, 0, sizeof(*info));
   const cuspReductionBasis* rb = &cfg->reduction;
   int k = rb->k, nv = lcp->nv;
+  if (!lcp->meff_is_factor || nv < 1) {  // the factored path needs L (the driver always has it)
+    info->outcome = CUSP_REDUCTION_FAILED;
+    return info->outcome;
+  }
   // MuJoCo stops the program when its arena overflows: a problem that may not fit is left to
   // the full solve (counted as a fallback) instead
   size_t need = sizeof(int) * ((size_t)n + rb->npair + k) +
-                sizeof(mjtNum) * ((size_t)n * k + (size_t)n * n + 4 * (size_t)n + k) +
-                cusp_contact_assemble_worksize(nv, n, 0) +
-                cusp_reduction_worksize(n, k, CUSP_LCP_LEMKE) + 16 * 1024;  // alignment, marks
+                sizeof(mjtNum) * ((size_t)n * k + 2 * (size_t)n + k) +
+                cusp_reduction_factored_worksize(n, k, nv, 0, CUSP_LCP_LEMKE) +
+                16 * 1024;  // alignment, marks
   size_t used = d->pstack + d->parena;
   if ((size_t)d->narena < used || (size_t)d->narena - used < need) {
     info->outcome = CUSP_REDUCTION_FAILED;
@@ -58,31 +62,22 @@ cuspReductionOutcome cusp_reduction_island_solve(mjtNum* fn, mjtNum* beta, mjtNu
       P[i + (size_t)j * n] = rb->B[(size_t)row[i] * k + mode[j]] / points[row[i]];
     }
   }
-  // the frictionless normal problem: W = Jn Meff^-1 Jn^T (n x n), b = bn
-  cuspContactLcp normal = *lcp;
-  normal.r = 0;
-  normal.Jt = NULL;
-  normal.bt = NULL;
-  mjtNum* W = mj_stackAllocNum(d, (size_t)n * n);
-  mjtNum* b = mj_stackAllocNum(d, n);
-  size_t assemble_bytes = cusp_contact_assemble_worksize(nv, n, 0);
-  void* assemble_work = mj_stackAllocByte(d, assemble_bytes, sizeof(mjtNum));
-  cusp_contact_assemble(W, n, b, &normal, lcp->Meff, NULL, n, assemble_work);
-
+  // the frictionless normal problem, W = Jn Meff^-1 Jn^T never formed: the reduced matrix from
+  // L^-1 (Jn^T P), k triangular solves
   cuspReductionOptions opt = cusp_reduction_default_options();
   opt.backend = CUSP_LCP_LEMKE;
   opt.lcp.tol = cfg->tolerance;
   opt.lcp.max_iter = cfg->max_iterations;
   opt.fallback = 0;  // the full problem is the caller's (with friction and conditioning)
   opt.violation_tol = h > 0 ? cfg->reduction_tolerance / h : 0;
-  cuspReducedLcp prob = {n, ka, W, n, b, P, n};
-  size_t bytes = cusp_reduction_worksize(n, ka, opt.backend);
+  cuspReducedLcpFactored prob = {n, ka, nv, lcp->Jn, lcp->Meff, lcp->bn, P, n};
+  size_t bytes = cusp_reduction_factored_worksize(n, ka, nv, 0, opt.backend);
   void* work = mj_stackAllocByte(d, bytes, sizeof(mjtNum));
   mjtNum* z = mj_stackAllocNum(d, n);
   mjtNum* a = mj_stackAllocNum(d, ka);
   mjtNum* w = mj_stackAllocNum(d, n);
   cuspReductionInfo rinfo;
-  cuspLcpStatus st = cusp_reduction_solve(z, a, w, &rinfo, &prob, &opt, work, bytes);
+  cuspLcpStatus st = cusp_reduction_solve_factored(z, a, w, &rinfo, &prob, &opt, work, bytes);
   info->iterations = rinfo.reduced.iterations;
   info->penetration = h * rinfo.violation;
   if (st != CUSP_LCP_SOLVED) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 extern "C" {
+#include "solver/lapack_shim.h"
 #include "solver/lcp.h"
 #include "solver/reduction.h"
 }
@@ -135,6 +136,64 @@ TEST(Reduction, BadInputIsRefused) {
   std::vector<double> B(4, 1.0);
   Result r = Solve(p, B, 0);
   EXPECT_EQ(r.status, CUSP_LCP_BAD_INPUT);
+}
+
+// The factored variant (W = J Meff^-1 J^T never formed) gives the dense variant's answer, both
+// when the basis fits and when it falls back.
+TEST(Reduction, FactoredDelassusMatchesTheDenseOne) {
+  const int n = 10, nv = 7, k = 3;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(-1, 1), pos(0, 1);
+  std::vector<double> J(n * nv), A(nv * nv), L(nv * nv, 0.0);
+  for (double& x : J) x = u(rng);
+  for (double& x : A) x = u(rng);
+  for (int i = 0; i < nv; i++) {  // Meff = A A^T + I (SPD), L its Cholesky factor
+    for (int j = 0; j < nv; j++) {
+      double s = i == j ? 1.0 : 0.0;
+      for (int c = 0; c < nv; c++) s += A[i + c * nv] * A[j + c * nv];
+      L[i + j * nv] = s;
+    }
+  }
+  std::vector<double> Meff(L);
+  ASSERT_EQ(cusp_dpotrf(L.data(), nv, nv), 0);
+  for (int j = 0; j < nv; j++)
+    for (int i = 0; i < j; i++) L[i + j * nv] = 0;  // the factor's strict upper part unused
+  // dense W = J Meff^-1 J^T by solving Meff X = J^T
+  std::vector<double> X(nv * n);
+  for (int i = 0; i < n; i++)
+    for (int c = 0; c < nv; c++) X[c + i * nv] = J[i * nv + c];
+  ASSERT_EQ(cusp_dpotrs(X.data(), L.data(), nv, n, nv, nv), 0);
+  Problem p{n, std::vector<double>(n * n), std::vector<double>(n)};
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double s = 0;
+      for (int c = 0; c < nv; c++) s += J[i * nv + c] * X[c + j * nv];
+      p.W[i + j * n] = s;
+    }
+  std::vector<double> B(n * k);
+  for (double& x : B) x = pos(rng) < 0.5 ? pos(rng) : 0.0;
+  for (int trial = 0; trial < 2; trial++) {
+    for (int i = 0; i < n; i++) p.b[i] = trial == 0 ? -pos(rng) : u(rng);
+    Result dense = Solve(p, B, k);
+    cuspReducedLcpFactored fp = {n, k, nv, J.data(), L.data(), p.b.data(), B.data(), n};
+    cuspReductionOptions opt = cusp_reduction_default_options();
+    std::vector<double> work(
+        cusp_reduction_factored_worksize(n, k, nv, opt.fallback, opt.backend) / sizeof(double) +
+        1);
+    std::vector<double> z(n), a(k), w(n);
+    cuspReductionInfo info;
+    cuspLcpStatus st = cusp_reduction_solve_factored(z.data(), a.data(), w.data(), &info, &fp,
+                                                     &opt, work.data(),
+                                                     work.size() * sizeof(double));
+    EXPECT_EQ(st, dense.status);
+    EXPECT_EQ(info.used_full, dense.info.used_full);
+    // 1e-9: the same problem through two factorisations of W (rounding only)
+    EXPECT_NEAR(info.violation, dense.info.violation, 1e-9);
+    for (int i = 0; i < n; i++) {
+      EXPECT_NEAR(z[i], dense.z[i], 1e-9) << i;
+      EXPECT_NEAR(w[i], dense.w[i], 1e-9) << i;
+    }
+  }
 }
 
 }  // namespace

@@ -53,6 +53,27 @@ cuspLcpStatus cusp_reduction_solve(mjtNum* z, mjtNum* a, mjtNum* w, cuspReductio
                                    const cuspReducedLcp* prob, const cuspReductionOptions* opt,
                                    void* work, size_t work_bytes);
 
+// The same problem with W = J Meff^-1 J^T given by its factors, never formed: J (n x nv,
+// row-major) and L (nv x nv, column-major, lower Cholesky factor of Meff = L L^T). The reduced
+// matrix is G^T G with G = L^-1 (J^T B) (k triangular solves instead of n), and W z + b takes one
+// more solve. With opt->fallback the full problem is formed (W, n x n) only when needed.
+typedef struct cuspReducedLcpFactored_ {
+  int n, k, nv;
+  const mjtNum* J;   // (n x nv) row-major
+  const mjtNum* L;   // (nv x nv) column-major lower Cholesky factor of Meff
+  const mjtNum* b;   // (n)
+  const mjtNum* B;   // (ldb x k) column-major, non-negative
+  int ldb;           // >= max(1, n)
+} cuspReducedLcpFactored;
+
+size_t cusp_reduction_factored_worksize(int n, int k, int nv, int fallback,
+                                        cuspLcpBackendId backend);
+cuspLcpStatus cusp_reduction_solve_factored(mjtNum* z, mjtNum* a, mjtNum* w,
+                                            cuspReductionInfo* info,
+                                            const cuspReducedLcpFactored* prob,
+                                            const cuspReductionOptions* opt, void* work,
+                                            size_t work_bytes);
+
 #ifdef __cplusplus
 }
 #endif
