@@ -43,8 +43,8 @@ static int pair_less(const int* a, const int* b) {
   return a[0] != b[0] ? a[0] < b[0] : a[1] < b[1];
 }
 
-int cusp_reduction_basis_load(cuspReductionBasis* rb, const char* path, const mjModel* m,
-                              char* why, int why_sz) {
+int cusp_reduction_basis_load(cuspReductionBasis* rb, const char* path, const mjModel* m, char* why,
+                              int why_sz) {
   memset(rb, 0, sizeof(*rb));
   FILE* f = fopen(path, "r");
   if (!f) {
@@ -100,7 +100,8 @@ int cusp_reduction_basis_load(cuspReductionBasis* rb, const char* path, const mj
       }
       rb->pair[2 * p + s] = g;
     }
-    if (rb->pair[2 * p] > rb->pair[2 * p + 1]) {  // stored in ascending order: either order finds it
+    if (rb->pair[2 * p] >
+        rb->pair[2 * p + 1]) {  // stored in ascending order: either order finds it
       int t = rb->pair[2 * p];
       rb->pair[2 * p] = rb->pair[2 * p + 1];
       rb->pair[2 * p + 1] = t;
@@ -110,8 +111,8 @@ int cusp_reduction_basis_load(cuspReductionBasis* rb, const char* path, const mj
       char* end = NULL;
       double v = t ? strtod(t, &end) : NAN;
       if (!t || *end || !isfinite(v) || v < 0) {
-        snprintf(why, why_sz, "line %d: value %d is %s'%s' (expected a finite number >= 0)",
-                 lineno, j + 1, t ? "" : "missing ", t ? t : "");
+        snprintf(why, why_sz, "line %d: value %d is %s'%s' (expected a finite number >= 0)", lineno,
+                 j + 1, t ? "" : "missing ", t ? t : "");
         goto done;
       }
       rb->B[(size_t)p * k + j] = v;
@@ -167,8 +168,10 @@ int cusp_reduction_basis_row(const cuspReductionBasis* rb, int g1, int g2) {
     int mid = (lo + hi) / 2;
     const int* p = rb->pair + 2 * mid;
     if (p[0] == key[0] && p[1] == key[1]) return mid;
-    if (pair_less(p, key)) lo = mid + 1;
-    else hi = mid - 1;
+    if (pair_less(p, key))
+      lo = mid + 1;
+    else
+      hi = mid - 1;
   }
   return -1;
 }

@@ -15,16 +15,16 @@ extern "C" {
 #endif
 
 typedef struct cuspReductionBasis_ {
-  int npair, k;    // rows (contact pairs) and modes; 0, 0: no reduction
-  int* pair;       // (2 npair) geom ids, rows sorted by (geom1, geom2) for the lookup
-  mjtNum* B;       // (npair x k) row-major: row p holds the pair's entry in each mode
+  int npair, k;  // rows (contact pairs) and modes; 0, 0: no reduction
+  int* pair;     // (2 npair) geom ids, rows sorted by (geom1, geom2) for the lookup
+  mjtNum* B;     // (npair x k) row-major: row p holds the pair's entry in each mode
 } cuspReductionBasis;
 
 // Reads and checks the basis file `path` against model m. Returns 0, or -1 with a one-line reason
 // in why (the caller names the config key and value): cannot open, malformed header, a geom name
 // the model does not have, a value negative, non-finite or missing, a pair listed twice.
-int cusp_reduction_basis_load(cuspReductionBasis* rb, const char* path, const mjModel* m,
-                              char* why, int why_sz);
+int cusp_reduction_basis_load(cuspReductionBasis* rb, const char* path, const mjModel* m, char* why,
+                              int why_sz);
 void cusp_reduction_basis_free(cuspReductionBasis* rb);
 int cusp_reduction_basis_copy(cuspReductionBasis* dst, const cuspReductionBasis* src);
 

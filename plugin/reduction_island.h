@@ -27,9 +27,9 @@ typedef enum cuspReductionOutcome_ {
 
 typedef struct cuspReductionIslandInfo_ {
   cuspReductionOutcome outcome;
-  int modes;              // basis modes active on the island (nonzero on one of its contacts)
-  mjtNum penetration;     // m, deepest penetration the reduced answer leaves after the step
-  int iterations;         // of the reduced LCP
+  int modes;           // basis modes active on the island (nonzero on one of its contacts)
+  mjtNum penetration;  // m, deepest penetration the reduced answer leaves after the step
+  int iterations;      // of the reduced LCP
 } cuspReductionIslandInfo;
 
 // Contacts c[0 .. n) of one island with their rows assembled in lcp (Meff given as its Cholesky
@@ -38,8 +38,7 @@ typedef struct cuspReductionIslandInfo_ {
 cuspReductionOutcome cusp_reduction_island_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma,
                                                  cuspReductionIslandInfo* info,
                                                  const cuspContactLcp* lcp, const cuspContact* c,
-                                                 int n, const cuspConfig* cfg, mjtNum h,
-                                                 mjData* d);
+                                                 int n, const cuspConfig* cfg, mjtNum h, mjData* d);
 
 #ifdef __cplusplus
 }

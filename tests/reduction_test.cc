@@ -57,7 +57,10 @@ Result Solve(const Problem& p, const std::vector<double>& B, int k, int fallback
   cuspReductionOptions opt = cusp_reduction_default_options();
   opt.fallback = fallback;
   std::vector<double> work(cusp_reduction_worksize(p.n, k, opt.backend) / sizeof(double) + 1);
-  Result r{std::vector<double>(p.n), std::vector<double>(k), std::vector<double>(p.n), {},
+  Result r{std::vector<double>(p.n),
+           std::vector<double>(k),
+           std::vector<double>(p.n),
+           {},
            CUSP_LCP_SOLVED};
   r.status = cusp_reduction_solve(r.z.data(), r.a.data(), r.w.data(), &r.info, &prob, &opt,
                                   work.data(), work.size() * sizeof(double));
@@ -126,7 +129,7 @@ TEST(Reduction, PostureOutsideTheSnapshotTriggersTheFallback) {
   Result r = Solve(p, B, 2);
   ASSERT_EQ(r.status, CUSP_LCP_SOLVED);
   EXPECT_EQ(r.info.used_full, 1);
-  EXPECT_NEAR(r.info.violation, reduced.info.violation, 1e-12);  // reported for the reduced try
+  EXPECT_NEAR(r.info.violation, reduced.info.violation, 1e-12);      // reported for the reduced try
   for (int i = 0; i < n; i++) EXPECT_NEAR(r.z[i], z[i], 1e-8) << i;  // the planted solution
   for (int i = 0; i < n; i++) EXPECT_GE(r.w[i], -1e-9) << i;
 }
@@ -178,13 +181,11 @@ TEST(Reduction, FactoredDelassusMatchesTheDenseOne) {
     cuspReducedLcpFactored fp = {n, k, nv, J.data(), L.data(), p.b.data(), B.data(), n};
     cuspReductionOptions opt = cusp_reduction_default_options();
     std::vector<double> work(
-        cusp_reduction_factored_worksize(n, k, nv, opt.fallback, opt.backend) / sizeof(double) +
-        1);
+        cusp_reduction_factored_worksize(n, k, nv, opt.fallback, opt.backend) / sizeof(double) + 1);
     std::vector<double> z(n), a(k), w(n);
     cuspReductionInfo info;
-    cuspLcpStatus st = cusp_reduction_solve_factored(z.data(), a.data(), w.data(), &info, &fp,
-                                                     &opt, work.data(),
-                                                     work.size() * sizeof(double));
+    cuspLcpStatus st = cusp_reduction_solve_factored(z.data(), a.data(), w.data(), &info, &fp, &opt,
+                                                     work.data(), work.size() * sizeof(double));
     EXPECT_EQ(st, dense.status);
     EXPECT_EQ(info.used_full, dense.info.used_full);
     // 1e-9: the same problem through two factorisations of W (rounding only)

@@ -51,12 +51,12 @@ cuspLcpStatus cusp_reduction_solve(mjtNum* z, mjtNum* a, mjtNum* w, cuspReductio
     info->status = CUSP_LCP_BAD_INPUT;
     return info->status;
   }
-  mjtNum* Wr = (mjtNum*)work;  // (k x k) B^T W B
+  mjtNum* Wr = (mjtNum*)work;       // (k x k) B^T W B
   mjtNum* br = Wr + (size_t)k * k;  // (k) B^T b
   mjtNum* wr = br + k;              // (k)
   mjtNum* WB = wr + k;              // (n x k) W B
-  void* solver_work = (char*)work + align8(sizeof(mjtNum) * ((size_t)k * k + 2 * (size_t)k +
-                                                             (size_t)n * k));
+  void* solver_work =
+      (char*)work + align8(sizeof(mjtNum) * ((size_t)k * k + 2 * (size_t)k + (size_t)n * k));
   size_t solver_bytes = work_bytes - (size_t)((char*)solver_work - (char*)work);
 
   // WB = W B, then Wr = B^T (W B), br = B^T b (fixed summation order: deterministic)
@@ -83,8 +83,8 @@ cuspLcpStatus cusp_reduction_solve(mjtNum* z, mjtNum* a, mjtNum* w, cuspReductio
     }
   }
   cuspLcpProblem reduced = {.n = k, .M = Wr, .ldm = k, .q = br, .lo = NULL, .hi = NULL};
-  cuspLcpStatus st = be->solve(a, wr, &info->reduced, &reduced, &opt->lcp, solver_work,
-                               solver_bytes);
+  cuspLcpStatus st =
+      be->solve(a, wr, &info->reduced, &reduced, &opt->lcp, solver_work, solver_bytes);
   // z = B a, w on the full rows
   for (int i = 0; i < n; i++) z[i] = 0;
   for (int c = 0; c < k; c++) {
@@ -158,12 +158,12 @@ cuspLcpStatus cusp_reduction_solve_factored(mjtNum* z, mjtNum* a, mjtNum* w,
     info->status = CUSP_LCP_BAD_INPUT;
     return info->status;
   }
-  mjtNum* G = (mjtNum*)work;           // (nv x k) L^-1 J^T B
-  mjtNum* Wr = G + (size_t)nv * k;     // (k x k)
-  mjtNum* br = Wr + (size_t)k * k;     // (k)
-  mjtNum* wr = br + k;                 // (k)
-  mjtNum* u = wr + k;                  // (nv)
-  mjtNum* Wfull = u + nv;              // (n x n) fallback only
+  mjtNum* G = (mjtNum*)work;        // (nv x k) L^-1 J^T B
+  mjtNum* Wr = G + (size_t)nv * k;  // (k x k)
+  mjtNum* br = Wr + (size_t)k * k;  // (k)
+  mjtNum* wr = br + k;              // (k)
+  mjtNum* u = wr + k;               // (nv)
+  mjtNum* Wfull = u + nv;           // (n x n) fallback only
   size_t nums = (size_t)nv * k + (size_t)k * k + 2 * (size_t)k + nv;
   if (opt->fallback) nums += (size_t)n * n + (size_t)nv * n;
   void* solver_work = (char*)work + align8(sizeof(mjtNum) * nums);
@@ -193,8 +193,8 @@ cuspLcpStatus cusp_reduction_solve_factored(mjtNum* z, mjtNum* a, mjtNum* w,
     }
   }
   cuspLcpProblem reduced = {.n = k, .M = Wr, .ldm = k, .q = br, .lo = NULL, .hi = NULL};
-  cuspLcpStatus st = be->solve(a, wr, &info->reduced, &reduced, &opt->lcp, solver_work,
-                               solver_bytes);
+  cuspLcpStatus st =
+      be->solve(a, wr, &info->reduced, &reduced, &opt->lcp, solver_work, solver_bytes);
   for (int i = 0; i < n; i++) z[i] = 0;
   for (int c = 0; c < k; c++) {
     if (a[c] == 0) continue;
@@ -214,7 +214,8 @@ cuspLcpStatus cusp_reduction_solve_factored(mjtNum* z, mjtNum* a, mjtNum* w,
   info->used_full = 1;
   for (int c = 0; c < k; c++) a[c] = 0;
   mjtNum* Gn = Wfull + (size_t)n * n;  // (nv x n)
-  for (int i = 0; i < n; i++) memcpy(Gn + (size_t)i * nv, p->J + (size_t)i * nv, sizeof(mjtNum) * nv);
+  for (int i = 0; i < n; i++)
+    memcpy(Gn + (size_t)i * nv, p->J + (size_t)i * nv, sizeof(mjtNum) * nv);
   cusp_dtrsm_lower_left(Gn, 'N', p->L, 1.0, nv, n, nv, nv);
   for (int r = 0; r < n; r++) {
     for (int c = 0; c <= r; c++) {

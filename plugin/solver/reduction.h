@@ -10,9 +10,8 @@
 #ifndef CUSP_SOLVER_REDUCTION_H_
 #define CUSP_SOLVER_REDUCTION_H_
 
-#include <stddef.h>
-
 #include <mujoco/mjtype.h>
+#include <stddef.h>
 
 #include "lcp.h"
 
@@ -21,25 +20,25 @@ extern "C" {
 #endif
 
 typedef struct cuspReducedLcp_ {
-  int n, k;            // full and reduced sizes (k >= 1)
-  const mjtNum* W;     // (ldw x n) column-major, the full Delassus matrix
-  int ldw;             // >= max(1, n)
-  const mjtNum* b;     // (n) free velocity of the rows
-  const mjtNum* B;     // (ldb x k) column-major, non-negative basis
-  int ldb;             // >= max(1, n)
+  int n, k;         // full and reduced sizes (k >= 1)
+  const mjtNum* W;  // (ldw x n) column-major, the full Delassus matrix
+  int ldw;          // >= max(1, n)
+  const mjtNum* b;  // (n) free velocity of the rows
+  const mjtNum* B;  // (ldb x k) column-major, non-negative basis
+  int ldb;          // >= max(1, n)
 } cuspReducedLcp;
 
 typedef struct cuspReductionOptions_ {
   cuspLcpBackendId backend;  // solves the reduced and, on fallback, the full problem
   cuspLcpOptions lcp;
-  mjtNum violation_tol;      // fallback when min_i w_i < -violation_tol (units of w)
-  int fallback;              // 0: return the reduced answer even when it violates
+  mjtNum violation_tol;  // fallback when min_i w_i < -violation_tol (units of w)
+  int fallback;          // 0: return the reduced answer even when it violates
 } cuspReductionOptions;
 
 typedef struct cuspReductionInfo_ {
-  cuspLcpStatus status;  // of the answer returned
-  int used_full;         // 1: the full problem was solved (fallback)
-  mjtNum violation;      // max(0, -min_i w_i) of the reduced answer on the full rows
+  cuspLcpStatus status;       // of the answer returned
+  int used_full;              // 1: the full problem was solved (fallback)
+  mjtNum violation;           // max(0, -min_i w_i) of the reduced answer on the full rows
   cuspLcpInfo reduced, full;  // backend infos (full: only when used_full)
 } cuspReductionInfo;
 
@@ -59,11 +58,11 @@ cuspLcpStatus cusp_reduction_solve(mjtNum* z, mjtNum* a, mjtNum* w, cuspReductio
 // more solve. With opt->fallback the full problem is formed (W, n x n) only when needed.
 typedef struct cuspReducedLcpFactored_ {
   int n, k, nv;
-  const mjtNum* J;   // (n x nv) row-major
-  const mjtNum* L;   // (nv x nv) column-major lower Cholesky factor of Meff
-  const mjtNum* b;   // (n)
-  const mjtNum* B;   // (ldb x k) column-major, non-negative
-  int ldb;           // >= max(1, n)
+  const mjtNum* J;  // (n x nv) row-major
+  const mjtNum* L;  // (nv x nv) column-major lower Cholesky factor of Meff
+  const mjtNum* b;  // (n)
+  const mjtNum* B;  // (ldb x k) column-major, non-negative
+  int ldb;          // >= max(1, n)
 } cuspReducedLcpFactored;
 
 size_t cusp_reduction_factored_worksize(int n, int k, int nv, int fallback,
