@@ -3,6 +3,7 @@ between arms): the curl scene (mjcf/arm_curl.xml) and the two-arm scene (mjcf/tw
 Penetration is measured independently of the plugin, with MuJoCo's own signed distance between
 the disk cylinders (mj_geomDistance)."""
 import itertools
+import math
 
 import mujoco
 import numpy as np
@@ -164,3 +165,50 @@ def test_curl_sections_stick_when_friction_is_high_enough():
     mujoco.mj_step(model, data, int(round(2.5 / model.opt.timestep)))
     sliding = _section_contacts(model, data)
     assert sliding and max(creep for _, _, creep, _ in sliding) > 1e-4, sliding
+
+
+def _two_arms_leaning(tilt_deg=1.5):
+    """two_arms_press without its actuators, under gravity, each mount leaning tilt_deg towards
+    the other arm: the upright arms sag into each other under their weight and come to rest
+    leaning on each other (contact between robots, no actuation)."""
+    spec = cusp.load_spec(TWO)
+    for act in list(spec.actuators):
+        spec.delete(act)
+    spec.option.gravity = [0, 0, -9.81]
+    half = math.radians(tilt_deg) / 2
+    for body in spec.bodies:
+        if body.name == "mount_left":  # about +y: its top moves towards +x
+            body.quat = [math.cos(half), 0, math.sin(half), 0]
+        elif body.name == "mount_right":  # turned 180 deg about z, then about -y
+            q = np.zeros(4)
+            mujoco.mju_mulQuat(q, np.array([math.cos(half), 0, -math.sin(half), 0]),
+                               np.array([0.0, 0, 0, 1]))
+            body.quat = q
+    return cusp.compile_spec(spec, "two_arms_leaning")
+
+
+def test_two_arms_leaning_without_actuation_gain_no_energy():
+    """Unactuated: the mechanical energy (kinetic + gravity + chamber springs) never rises above
+    its start (tolerance 1e-6 J against about 1.2 J dissipated over the second), while the arms
+    press on each other (a loaded contact between them) without penetrating (0.1 mm)."""
+    model = _two_arms_leaning()
+    model.opt.enableflags |= mujoco.mjtEnableBit.mjENBL_ENERGY
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    e0 = data.energy.sum()
+    pairs = _pairs(model, ["left", "right"], 3)
+    either = set(pairs) | {(b, a) for a, b in pairs}
+    gain, loaded, deepest = -np.inf, 0, 0.0
+    for k in range(int(round(1.0 / model.opt.timestep))):
+        mujoco.mj_step(model, data)
+        if k % 20 == 19:
+            mujoco.mj_forward(model, data)
+            gain = max(gain, data.energy.sum() - e0)
+            c = cusp.contacts(model, data)
+            loaded += any(f > 0 and (a, b) in either for (a, b), f in zip(c.geom, c.impulse[:, 0]))
+        if k % 200 == 199:
+            deepest = max(deepest, -_min_distance(model, data, pairs))
+    assert loaded >= 100, "the arms did not lean on each other"
+    assert gain <= 1e-6, f"energy gain {gain:.3e} J without actuation"
+    assert data.energy.sum() - e0 < -0.1  # the dampers took energy out: the check has teeth
+    assert deepest <= 1e-4, f"penetration {deepest * 1e3:.3f} mm"
