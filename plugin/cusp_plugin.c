@@ -91,7 +91,8 @@ static void cusp_reset(const mjModel* m, mjtNum* plugin_state, void* plugin_data
 static void cusp_compute(const mjModel* m, mjData* d, int instance, int capability_bit) {
   // contact impulses are applied in advance(): nothing to add to the passive forces; sensors
   // report the last step's results
-  const cuspInstance* inst = get_instance(m, d, instance);
+  cuspInstance* inst = get_instance(m, d, instance);
+  if (inst && (capability_bit & mjPLUGIN_PASSIVE)) cusp_step_record_start(&inst->work, m, d);
   if (inst && (capability_bit & mjPLUGIN_SENSOR)) cusp_sensor_fill(m, d, instance, inst);
 }
 
@@ -114,6 +115,7 @@ static void cusp_advance(const mjModel* m, mjData* d, int instance) {
   int failed = cusp_guard_before(&inst->guard, state, m, d, &inst->cfg, why, sizeof(why)) ||
                cusp_step(&inst->work, state, m, d, &inst->cfg);
   if (!why[0]) failed |= cusp_guard_after(&inst->guard, state, m, d, why, sizeof(why));
+  cusp_step_forget_start(&inst->work);
   inst->last_steps = state[CUSP_STATE_STEPS];
   inst->next_time = d->time + m->opt.timestep;
   if (failed && !inst->warned) {

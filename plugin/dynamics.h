@@ -32,6 +32,11 @@ typedef struct cuspDynamics_ {
   mjtNum* E;        // (ne_max x nv) row-major active equality rows (cached to reuse N)
   mjtNum* N;        // (nv x nv) column-major, first nr columns: basis of null(E)
   mjtNum* L;        // (nv x nv) column-major, leading nr x nr: lower Cholesky factor of Mr
+  int* env;         // (2 cap) envelope of L (cusp_envelope): block diagonal for many bodies
+  unsigned char* driven;  // (ne_max) row of a weld or connect to a mocap body (its velocity is
+                          // the mocap's drive, not drift: cusp_dynamics_project keeps it)
+  int ndriven;      // driven rows last seen
+  mjtNum* proj;     // scratch of the projection with driven rows (NULL: the model has none)
   mjtNum* scratch;  // (nv x nv + 2 nv + ne_max nv)
   int basis_updates;// how many times N was recomputed (E changed)
 } cuspDynamics;
@@ -70,7 +75,10 @@ void cusp_dynamics_expand(mjtNum* dv, const cuspDynamics* dyn, const mjtNum* du)
 // equality velocities E v zero. Removing that drift before a contact correction keeps the
 // correction dissipative: otherwise the bilateral impulses that hold E dv = 0 work against
 // E v* != 0 (MuJoCo's equalities are soft) and, with the large implicit tendon damping of PCC
-// chambers, inject energy. Zero when no equality is active.
+// chambers, inject energy. Zero when no equality is active. Rows that tie a body to a mocap body
+// are not drift: the mocap moves and the body follows it; the projection is then onto the null
+// space of the other rows only (else a pusher welded to a moving mocap lost its velocity in every
+// step it touched something and lagged its target by centimetres).
 void cusp_dynamics_project(mjtNum* dv, cuspDynamics* dyn, const mjtNum* v);
 
 #ifdef __cplusplus

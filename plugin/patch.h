@@ -64,6 +64,8 @@ typedef struct cuspPatch_ {
   mjtNum gap[CUSP_PATCH_MAXVERT];       // m, signed gap of each vertex at q* (< 0: penetration)
   mjtNum e[3];              // limit surface et, eo (-), er (m)
   mjtNum mu;                // friction coefficient
+  mjtNum k;                 // kg, scale r of its friction map: 1 / mean Delassus diagonal of
+                            // its normal rows (each patch its own: bodies of unequal mass)
   // results of the step
   mjtNum lambda[CUSP_PATCH_MAXVERT];    // N s, vertex normal impulses
   mjtNum Ln;                // N s, resultant normal impulse
@@ -93,6 +95,7 @@ typedef struct cuspPatchWork_ {
   mjtNum* Jr;               // (cap_rows x nv) row-major reduced rows J N
   mjtNum* X;                // (cap_rows x nv) row-major, row j: Mr^-1 Jr_j^T
   mjtNum* W;                // (cap_rows x cap_rows) row-major Delassus J Meff^-1 J^T
+  int* span;                // (4 cap_rows) nonzero column ranges [lo, hi) of the rows of Jr, X
   mjtNum* ub0;              // (cap_rows) velocity of the rows without impulse (+ gap terms)
   mjtNum* p;                // (cap_rows) row impulses
   mjtNum* ub;               // (cap_rows) row velocities
@@ -108,9 +111,10 @@ typedef struct cuspPatchWork_ {
   mjtNum* jac2;             // (6 x nv) scratch: the other body
   mjtNum* dv;               // (nv) scratch: an island's velocities (free, then its correction)
   mjtNum p_ref;             // N s, impulse scale of the residual rows
-  mjtNum k_ref;             // kg, inertia scale
-  mjtNum eps_n;             // 1/kg, normal regularisation
-  mjtNum eps_f;             // 1/kg, proximal term on the friction rows of the Newton matrix only
+  mjtNum k_ref;             // kg, inertia scale of the island (mean over its patches)
+  mjtNum eps_n;             // -, normal regularisation, times 1 / k of the patch (1/kg)
+  mjtNum eps_f;             // -, proximal term on the friction rows of the Newton matrix only,
+                            // times 1 / k of the patch (1/kg)
   cuspMcpInfo info;         // last solve
   int solves, failures;
 } cuspPatchWork;

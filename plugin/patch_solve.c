@@ -37,6 +37,7 @@ void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->Jr);
   free(w->X);
   free(w->W);
+  free(w->span);
   free(w->ub0);
   free(w->p);
   free(w->ub);
@@ -86,6 +87,9 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
     void* a = grow(w->W, (size_t)nrows * nrows * sizeof(mjtNum));
     if (!a) return -1;
     w->W = (mjtNum*)a;
+    a = grow(w->span, (size_t)nrows * 4 * sizeof(int));
+    if (!a) return -1;
+    w->span = (int*)a;
     mjtNum** vec[3] = {&w->ub0, &w->p, &w->ub};
     for (int i = 0; i < 3; i++) {
       a = grow(*vec[i], nrows * sizeof(mjtNum));
@@ -150,12 +154,11 @@ static void derive(Derived* D, const cuspPatch* P, const mjtNum* z, mjtNum floor
 }
 
 // F (nz) and, if JF != NULL, JF (nz x nz column-major) at z
-// Argument of the limit-surface projection for patch P: q = y - k_ref e * u~ (ny entries), with
+// Argument of the limit-surface projection for patch P: q = y - k e * u~ (ny entries), with
 // u~ the sliding velocity and spin at the ECP from the row velocities ub; returns |q|, and the
 // ball radius mu Ln in *rho.
-static mjtNum projection_argument(mjtNum q[3], mjtNum* rho, const cuspPatchWork* w,
-                                  const cuspPatch* P, const Derived* D, const mjtNum* zi,
-                                  const mjtNum* ub) {
+static mjtNum projection_argument(mjtNum q[3], mjtNum* rho, const cuspPatch* P, const Derived* D,
+                                  const mjtNum* zi, const mjtNum* ub) {
   int K = P->nvert, T = has_torsion(P), ny = 2 + T;
   mjtNum u[3];
   u[0] = ub[K] - (T ? D->d[1] * ub[K + 2] : 0);
@@ -164,7 +167,7 @@ static mjtNum projection_argument(mjtNum q[3], mjtNum* rho, const cuspPatchWork*
   *rho = P->mu * D->Ln > 0 ? P->mu * D->Ln : 0;
   mjtNum qn = 0;
   for (int x = 0; x < ny; x++) {
-    q[x] = zi[K + x] - w->k_ref * P->e[x] * u[x];
+    q[x] = zi[K + x] - P->k * P->e[x] * u[x];
     qn += q[x] * q[x];
   }
   return sqrt(qn);
@@ -204,12 +207,12 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
     Derived D;
     derive(&D, P, zi, floor_impulse);
     int K = P->nvert, T = has_torsion(P), ny = 2 + T;
-    for (int k = 0; k < K; k++) Fi[k] = ub[k] + w->eps_n * zi[k];
+    for (int k = 0; k < K; k++) Fi[k] = ub[k] + w->eps_n / P->k * zi[k];
     // y = P(y - r u~) onto the ball |y| <= mu Ln (Alart-Curnier style natural map, r = k_ref)
     mjtNum q[3], rho;
-    mjtNum qn = projection_argument(q, &rho, w, P, &D, zi, ub);
+    mjtNum qn = projection_argument(q, &rho, P, &D, zi, ub);
     mjtNum scale = qn > rho ? (qn > 0 ? rho / qn : 0) : 1;
-    for (int x = 0; x < ny; x++) Fi[K + x] = (zi[K + x] - scale * q[x]) / w->k_ref;
+    for (int x = 0; x < ny; x++) Fi[K + x] = (zi[K + x] - scale * q[x]) / P->k;
   }
   if (!JF) return;
 
@@ -273,7 +276,7 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
     derive(&D, P, zi, floor_impulse);
     int K = P->nvert, T = has_torsion(P), ny = 2 + T;
     mjtNum q[3], rho;
-    mjtNum qn = projection_argument(q, &rho, w, P, &D, zi, ub);
+    mjtNum qn = projection_argument(q, &rho, P, &D, zi, ub);
     int outside = qn > rho;
     mjtNum qh[3] = {0, 0, 0};
     for (int x = 0; x < ny && qn > 0; x++) qh[x] = q[x] / qn;
@@ -283,7 +286,9 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
       int local = j - z0;  // index of z_j inside this patch, if it belongs to it
       int own = local >= 0 && local < K + ny;
       // normal rows
-      for (int k = 0; k < K; k++) col[z0 + k] = Gj[r0 + k] + (own && local == k ? w->eps_n : 0);
+      for (int k = 0; k < K; k++) {
+        col[z0 + k] = Gj[r0 + k] + (own && local == k ? w->eps_n / P->k : 0);
+      }
       // derivatives of Ln and of the ECP offset with respect to z_j
       mjtNum dLn = (own && local < K && zi[local] > 0) ? 1 : 0, ddt = 0, ddo = 0;
       if (dLn > 0 && T) {
@@ -298,15 +303,15 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
       du[2] = T ? Gj[r0 + K + 2] : 0;
       mjtNum dq[3], qdq = 0;
       for (int x = 0; x < ny; x++) {
-        dq[x] = (own && local == K + x ? 1 : 0) - w->k_ref * P->e[x] * du[x];
+        dq[x] = (own && local == K + x ? 1 : 0) - P->k * P->e[x] * du[x];
         qdq += qh[x] * dq[x];
       }
       mjtNum drho = rho > 0 ? P->mu * dLn : 0;
       for (int x = 0; x < ny; x++) {
         mjtNum dP = outside ? (qn > 0 ? rho / qn : 0) * (dq[x] - qh[x] * qdq) + qh[x] * drho
                             : dq[x];
-        col[z0 + K + x] = ((own && local == K + x ? 1 : 0) - dP) / w->k_ref +
-                          (own && local == K + x ? w->eps_f : 0);
+        col[z0 + K + x] = ((own && local == K + x ? 1 : 0) - dP) / P->k +
+                          (own && local == K + x ? w->eps_f / P->k : 0);
       }
     }
   }
@@ -454,7 +459,21 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   cusp_dynamics_reduce(w->Jr, dyn, w->J, nrows);
   // X (row-major nrows x nr) is column-major nr x nrows: one solve with nrows right-hand sides
   memcpy(w->X, w->Jr, (size_t)nrows * nr * sizeof(mjtNum));
-  if (nr > 0) cusp_dpotrs(w->X, dyn->L, nr, nrows, nr, nr);
+  if (nr > 0) cusp_dpotrs_env(w->X, dyn->L, nr, nrows, nr, nr, dyn->env);
+  // W_ab = Jr_a . X_b over the columns where both can be nonzero: a row touches one or two
+  // bodies, and with many bodies in one island (a stack) Mr is block diagonal, so most pairs of
+  // rows share no column (exact zeros skipped: the same sums in the same order)
+  int* span = w->span;  // row a of Jr: [span[4a], span[4a+1]); of X: [span[4a+2], span[4a+3])
+  for (int a = 0; a < nrows; a++) {
+    for (int t = 0; t < 2; t++) {
+      const mjtNum* row = (t ? w->X : w->Jr) + (size_t)a * nr;
+      int lo = 0, hi = nr;
+      while (lo < nr && row[lo] == 0) lo++;
+      while (hi > lo && row[hi - 1] == 0) hi--;
+      span[4 * a + 2 * t] = lo;
+      span[4 * a + 2 * t + 1] = hi;
+    }
+  }
   mjtNum diag = 0;
   int ndiag = 0;
   for (int a = 0; a < nrows; a++) {
@@ -462,23 +481,32 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
       mjtNum s = 0;
       const mjtNum* ja = w->Jr + (size_t)a * nr;
       const mjtNum* xb = w->X + (size_t)b * nr;
-      for (int c = 0; c < nr; c++) s += ja[c] * xb[c];
+      int lo = span[4 * a] > span[4 * b + 2] ? span[4 * a] : span[4 * b + 2];
+      int hi = span[4 * a + 1] < span[4 * b + 3] ? span[4 * a + 1] : span[4 * b + 3];
+      for (int c = lo; c < hi; c++) s += ja[c] * xb[c];
       w->W[(size_t)a * nrows + b] = s;
       w->W[(size_t)b * nrows + a] = s;
     }
   }
   for (int i = 0; i < w->npatch; i++) {
-    for (int k = 0; k < w->patch[i].nvert; k++) {
+    cuspPatch* P = w->patch + i;
+    mjtNum own = 0;
+    for (int k = 0; k < P->nvert; k++) {
       int r = w->row_of[i] + k;
-      diag += w->W[(size_t)r * nrows + r];
-      ndiag++;
+      own += w->W[(size_t)r * nrows + r];
     }
+    diag += own;
+    ndiag += P->nvert;
+    P->k = own > 0 ? P->nvert / own : 0;
   }
   diag = ndiag && diag > 0 ? diag / ndiag : 1;
   mjtNum gravity = mju_norm3(m->opt.gravity);
   w->k_ref = 1 / diag;
+  for (int i = 0; i < w->npatch; i++) {
+    if (!(w->patch[i].k > 0)) w->patch[i].k = w->k_ref;
+  }
   w->p_ref = w->k_ref * fmax(gravity * h, 1e-4);
-  w->eps_n = 1e-9 * diag;
+  w->eps_n = 1e-9;  // times 1 / k of each patch: 1e-9 of its own mean normal diagonal
   // Proximal term on the friction rows of the Newton matrix only (the residual F is exact, so the
   // solution is that of the unregularised problem): friction that is statically indeterminate
   // (the vertical friction on the shared face of two pushed blocks against their ground normals,
@@ -488,7 +516,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   // 0 failures in the push scenes (1e-3 left one in push_table.xml); the price is linear instead of
   // quadratic convergence near a sticking solution (push_stick.xml: 4.5 instead of 0.2 iterations
   // per step on average, max 8).
-  w->eps_f = 1e-2 * diag;
+  w->eps_f = 1e-2;  // times 1 / k of each patch: 1e-2 of its own mean normal diagonal
 
   // bounds and warm start
   int warm = 0;  // some patch starts from the previous step's answer

@@ -79,7 +79,7 @@ void cusp_sensor_fill(const mjModel* m, mjData* d, int instance, const cuspInsta
     if (type == mjOBJ_GEOM) {
       disk_record(out, &inst->work, id);
     } else if (type == mjOBJ_BODY || type == mjOBJ_XBODY) {
-      int k = cusp_config_patch_body_index(&inst->cfg, id);
+      int k = inst->work.params.patch_of_body[id];  // registered: checked at load
       mju_copy(out, state + CUSP_NSTATE + CUSP_PATCH_NSLOT * k, CUSP_PATCH_NSLOT);
     } else {
       mju_copy(out, state, CUSP_NSTATE);

@@ -104,6 +104,9 @@ int cusp_step_init(cuspStepWork* w, const mjModel* m, const cuspConfig* cfg) {
   w->g = (mjtNum*)calloc(m->nv + 1, sizeof(mjtNum));
   w->dv = (mjtNum*)calloc(m->nv + 1, sizeof(mjtNum));
   w->dv_drift = (mjtNum*)calloc(m->nv + 1, sizeof(mjtNum));
+  w->q_start = (mjtNum*)calloc(m->nq + 1, sizeof(mjtNum));
+  w->q_euler = (mjtNum*)calloc(m->nq + 1, sizeof(mjtNum));
+  if (!w->q_start || !w->q_euler) return -1;
   w->cone = (mjtNum*)calloc(2 * (size_t)w->r, sizeof(mjtNum));
   w->island_contact = (int*)calloc((size_t)m->ntree + 2, sizeof(int));
   w->island_patch = (int*)calloc((size_t)m->ntree + 2, sizeof(int));
@@ -132,6 +135,8 @@ void cusp_step_free(cuspStepWork* w) {
   free(w->g);
   free(w->dv);
   free(w->dv_drift);
+  free(w->q_start);
+  free(w->q_euler);
   free(w->cone);
   free(w->island_contact);
   free(w->island_patch);
@@ -152,6 +157,50 @@ void cusp_step_reset(cuspStepWork* w) {
   w->nprev = 0;
   w->patch.nprev = 0;
   w->patch.npatch = 0;
+}
+
+void cusp_step_record_start(cuspStepWork* w, const mjModel* m, const mjData* d) {
+  if (m->opt.integrator != mjINT_RK4 || (w->have_start && d->time > w->t_start)) return;
+  mju_copy(w->q_start, d->qpos, m->nq);
+  w->t_start = d->time;
+  w->have_start = 1;
+}
+
+void cusp_step_forget_start(cuspStepWork* w) { w->have_start = 0; }
+
+// RK4: the trees of this step's candidate pairs take q = q_start (+) h v* (see
+// cusp_step_record_start). Returns 1 if a configuration changed (kinematics to recompute).
+static int semi_implicit_positions(cuspStepWork* w, const cuspConfig* cfg, const mjModel* m,
+                                   mjData* d) {
+  mjtNum h = m->opt.timestep;
+  if (m->opt.integrator != mjINT_RK4 || !w->have_start || w->bp.ncand == 0 ||
+      fabs(w->t_start + h - d->time) > 1e-9 * fmax(1, fabs(d->time))) {
+    return 0;
+  }
+  int* tree = w->island_cursor;  // (ntree) scratch until group(): tree takes the position
+  for (int t = 0; t < m->ntree; t++) tree[t] = 0;
+  for (int i = 0; i < w->bp.ncand; i++) {
+    const cuspCandidate* c = w->bp.cand + i;
+    int b0 = c->kind == CUSP_BP_DISK ? m->geom_bodyid[cfg->disk_geoms[c->index]]
+                                     : cfg->patch_bodies[c->index];
+    int b1 = c->other_kind == CUSP_BP_GEOM ? m->geom_bodyid[c->other]
+                                           : cfg->patch_bodies[c->other];
+    if (m->body_treeid[b0] >= 0) tree[m->body_treeid[b0]] = 1;
+    if (m->body_treeid[b1] >= 0) tree[m->body_treeid[b1]] = 1;
+  }
+  mju_copy(w->q_euler, w->q_start, m->nq);
+  mj_integratePos(m, w->q_euler, d->qvel, h);
+  int changed = 0;
+  for (int j = 0; j < m->njnt; j++) {
+    if (!tree[m->body_treeid[m->jnt_bodyid[j]]]) continue;
+    int adr = m->jnt_qposadr[j];
+    int n = m->jnt_type[j] == mjJNT_FREE ? 7 : (m->jnt_type[j] == mjJNT_BALL ? 4 : 1);
+    for (int k = adr; k < adr + n; k++) {
+      changed |= d->qpos[k] != w->q_euler[k];
+      d->qpos[k] = w->q_euler[k];
+    }
+  }
+  return changed;
 }
 
 // dynamics slot of island k, created on first use (sized by the island; grown by the update)
@@ -431,6 +480,85 @@ static void solve_patch_island(IslandResult* res, cuspStepWork* w, cuspDynamics*
   }
 }
 
+//---------------------------------- failed solves --------------------------------------------------
+
+// Kinetic energy (J) that pushing one penetrating normal row out needs at most: the row alone
+// brought to its recovery speed s = min(gap_alpha |gap| / h, pushout_speed) (m/s) through its
+// Delassus diagonal wnn (1/kg): s^2 / (2 wnn). Zero for a row that is not penetrating.
+static mjtNum pushout_energy(mjtNum gap, mjtNum wnn, mjtNum h, const cuspConfig* cfg) {
+  if (gap >= 0 || !(wnn > 0)) return 0;
+  mjtNum s = fmin(-cfg->gap_alpha * gap / h, cfg->pushout_speed);
+  return 0.5 * s * s / wnn;
+}
+
+// A failed solve's best iterate is not a solution: its correction may add energy (a failed PGS
+// or Newton iterate can push bodies apart or spin them up). The correction dv of island k is
+// scaled by the largest s in [0, 1] for which the kinetic-energy change
+//   dK(s) = s v*^T M dv + s^2 dv^T M dv / 2   (M: MuJoCo's mass matrix at time t)
+// stays within what recovering the island's penetrations needs (pushout_energy summed over its
+// normal rows); impulses are scaled with it, so what is published is what was applied. A
+// correction that only dissipates (every correct answer of the contact problem) is kept whole.
+// Returns s.
+static mjtNum limit_failed_correction(cuspStepWork* w, cuspDynamics* dyn, int k, int patches,
+                                      const mjModel* m, const mjData* d, const cuspConfig* cfg) {
+  mjtNum h = m->opt.timestep;
+  int c0 = w->island_contact[k], nck = w->island_contact[k + 1] - c0;
+  int p0 = w->island_patch[k], npk = w->island_patch[k + 1] - p0;
+  int nr = dyn->nr, r = w->r;
+  mjtNum allowance = 0;  // J
+  if (patches) {
+    const cuspPatchWork* pw = &w->patch;
+    for (int i = 0; i < npk; i++) {
+      const cuspPatch* P = pw->patch + p0 + i;
+      for (int v = 0; v < P->nvert; v++) {
+        int row = pw->row_of[i] + v;
+        allowance += pushout_energy(P->gap[v], pw->W[(size_t)row * pw->nrows + row], h, cfg);
+      }
+    }
+  } else {
+    mjtNum* x = w->jac;  // (nr) Mr^-1 Jn_r,i
+    for (int i = 0; i < nck; i++) {
+      const mjtNum* row = w->Jn_r + (size_t)i * nr;
+      cusp_dynamics_solve(x, dyn, row);
+      allowance += pushout_energy(w->contacts[c0 + i].gap, mju_dot(row, x, nr), h, cfg);
+    }
+  }
+  // a = v*^T M dv, b = dv^T M dv over the island's dofs (dv is zero elsewhere)
+  mjtNum* dv = w->dv_drift;  // (nv_model) scratch: the island's correction alone
+  mjtNum* Mdv = w->jac;      // (nv_model)
+  mju_zero(dv, m->nv);
+  for (int a = 0; a < dyn->nv; a++) dv[dyn->dofs[a]] = w->dv[dyn->dofs[a]];
+  mj_mulM(m, d, Mdv, dv);
+  mjtNum a = 0, b = 0;
+  for (int j = 0; j < dyn->nv; j++) {
+    int dof = dyn->dofs[j];
+    a += d->qvel[dof] * Mdv[dof];
+    b += dv[dof] * Mdv[dof];
+  }
+  if (a + 0.5 * b <= allowance || !(b > 0)) return 1;
+  // largest s with s a + s^2 b / 2 = allowance (allowance >= 0, so the root is real and >= 0)
+  mjtNum s = (-a + sqrt(a * a + 2 * b * allowance)) / b;
+  s = s < 0 ? 0 : (s > 1 ? 1 : s);
+  for (int j = 0; j < dyn->nv; j++) w->dv[dyn->dofs[j]] *= s;
+  for (int i = c0; i < c0 + nck; i++) {
+    cuspContact* c = w->contacts + i;
+    c->impulse_n *= s;
+    c->impulse_t[0] *= s;
+    c->impulse_t[1] *= s;
+    w->fn[i] *= s;
+    mju_scl(w->beta + (size_t)i * r, w->beta + (size_t)i * r, s, r);
+  }
+  if (patches) {
+    for (int i = p0; i < p0 + npk; i++) {
+      cuspPatch* P = w->patch.patch + i;
+      P->Ln *= s;
+      mju_scl(P->L, P->L, s, 3);
+      mju_scl(P->lambda, P->lambda, s, P->nvert);
+    }
+  }
+  return s;
+}
+
 //---------------------------------- islands --------------------------------------------------------
 
 // Group this step's disk contacts and patches into islands; reorder both so that every island's
@@ -538,7 +666,13 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
   // 1-2. kinematics at the free configuration q*, detection of disks and patch bodies
   mj_kinematics(m, d);
   mj_comPos(m, d);
-  if (cusp_broadphase(&w->bp, cfg, &w->params, m, d) < 0 || detect(w, m, d, cfg)) return -1;
+  if (cusp_broadphase(&w->bp, cfg, &w->params, m, d) < 0) return -1;
+  if (semi_implicit_positions(w, cfg, m, d)) {
+    mj_kinematics(m, d);
+    mj_comPos(m, d);
+    if (cusp_broadphase(&w->bp, cfg, &w->params, m, d) < 0) return -1;
+  }
+  if (detect(w, m, d, cfg)) return -1;
   int npatch = 0;
   if (cfg->npatch_body) {
     npatch = cusp_patch_detect(&w->patch, cfg, &w->bp, m, d);
@@ -604,6 +738,7 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
     if (res.status != CUSP_LCP_SOLVED) {
       failed++;
       worst = res.status;
+      limit_failed_correction(w, dyn, k, patches, m, d, cfg);
     }
   }
   // contacts on nothing movable (a disk of a static body) stay unloaded

@@ -65,11 +65,24 @@ typedef struct cuspStepWork_ {
   double solve_seconds;    // wall time of the disk islands' solves since reset (reduced tries
                            // and full solves; profiling only, never part of the state)
   cuspPatchWork patch;     // patch contact: patches, rigid point contacts, MCP
+  // RK4: the configuration at the start of the step (cusp_step_record_start)
+  mjtNum* q_start;      // (nq)
+  mjtNum* q_euler;      // (nq) scratch: q_start (+) h v*
+  mjtNum t_start;       // s
+  int have_start;
 } cuspStepWork;
 
 int cusp_step_init(cuspStepWork* w, const mjModel* m, const cuspConfig* cfg);
 void cusp_step_free(cuspStepWork* w);
 void cusp_step_reset(cuspStepWork* w);
+
+// RK4 only (mj_RungeKutta advances q by h times the step's mean velocity, not by h v*): record
+// the configuration the step starts from, called from the plugin's compute callback. The earliest
+// call of a step is its start (the stages run later in time); cusp_step_forget_start after the
+// step. Trees a registered object may touch then take q = q_start (+) h v* (cusp_step), the
+// position the semi-implicit correction assumes; other trees keep RK4's.
+void cusp_step_record_start(cuspStepWork* w, const mjModel* m, const mjData* d);
+void cusp_step_forget_start(cuspStepWork* w);
 // dst (initialised for the same model and config) := the history of src that the next step reads
 // (warm-start impulses) and the last step's contacts and patches (sensors, drawing), so that two
 // copies of an mjData step identically. 0, or -1 (out of memory).

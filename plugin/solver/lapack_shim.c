@@ -182,6 +182,67 @@ int cusp_dpotrs(mjtNum* b, const mjtNum* l, int n, int nrhs, int lda, int ldb) {
   return 0;
 }
 
+void cusp_envelope(int* env, const mjtNum* a, int n, int lda) {
+  int* first = env;
+  int* last = env + n;
+  for (int i = 0; i < n; i++) {
+    int k = 0;
+    while (k < i && a[i + (size_t)k * lda] == 0) k++;
+    first[i] = k;
+    last[i] = i;
+  }
+  for (int i = 0; i < n; i++) {
+    for (int k = first[i]; k < i; k++) {
+      if (last[k] < i) last[k] = i;
+    }
+  }
+}
+
+int cusp_dpotrf_env(mjtNum* a, int n, int lda, const int* env) {
+  const int* first = env;
+  const int* last = env + n;
+  for (int j = 0; j < n; j++) {
+    mjtNum* aj = a + (size_t)j * lda;
+    mjtNum djj = aj[j];
+    for (int k = first[j]; k < j; k++) djj -= a[j + (size_t)k * lda] * a[j + (size_t)k * lda];
+    if (!(djj > 0)) return j + 1;
+    djj = sqrt(djj);
+    aj[j] = djj;
+    for (int i = j + 1; i <= last[j]; i++) {
+      mjtNum s = aj[i];
+      int k0 = first[i] > first[j] ? first[i] : first[j];
+      for (int k = k0; k < j; k++) s -= a[i + (size_t)k * lda] * a[j + (size_t)k * lda];
+      aj[i] = s / djj;
+    }
+  }
+  return 0;
+}
+
+int cusp_dpotrs_env(mjtNum* b, const mjtNum* l, int n, int nrhs, int lda, int ldb,
+                    const int* env) {
+  const int* first = env;
+  const int* last = env + n;
+  for (int c = 0; c < nrhs; c++) {
+    mjtNum* x = b + (size_t)c * ldb;
+    int i0 = 0;
+    while (i0 < n && x[i0] == 0) i0++;
+    // L y = b (y is 0 before the first nonzero of b)
+    for (int i = i0; i < n; i++) {
+      mjtNum s = x[i];
+      for (int k = first[i] > i0 ? first[i] : i0; k < i; k++) s -= l[i + (size_t)k * lda] * x[k];
+      x[i] = s / l[i + (size_t)i * lda];
+    }
+    // L^T x = y
+    for (int i = n - 1; i >= 0; i--) {
+      const mjtNum* li = l + (size_t)i * lda;
+      mjtNum s = x[i];
+      for (int k = i + 1; k <= last[i]; k++) s -= li[k] * x[k];
+      x[i] = s / li[i];
+    }
+  }
+  return 0;
+}
+
 void cusp_dtrsm_lower_left(mjtNum* b, char trans, const mjtNum* a, mjtNum alpha, int n, int nrhs,
                            int lda, int ldb) {
   const char side = 'L', uplo = 'L', diag = 'N';

@@ -25,6 +25,17 @@ mjtNum cusp_dlange1(const mjtNum* a, int m, int n, int lda);
 int cusp_dpotrf(mjtNum* a, int n, int lda);
 // Solve A X = B with the lower Cholesky factor; b (ldb x nrhs).
 int cusp_dpotrs(mjtNum* b, const mjtNum* l, int n, int nrhs, int lda, int ldb);
+
+// Envelope (profile) of a symmetric matrix's lower triangle a (n x n): first[i] = the first column
+// k <= i with a[i][k] != 0 (i if none), last[k] = the last row i >= k with first[i] <= k. A
+// Cholesky factor keeps the envelope of its matrix, so the _env routines below skip the products
+// outside it, which are exact zeros: the same results as cusp_dpotrf / cusp_dpotrs, in O(sum of
+// squared envelope widths) instead of O(n^3) (block-diagonal inertia of many bodies in one
+// island). env holds 2 n ints: first, then last.
+void cusp_envelope(int* env, const mjtNum* a, int n, int lda);
+int cusp_dpotrf_env(mjtNum* a, int n, int lda, const int* env);
+// Also skips each right-hand side's leading zeros (a contact row touches few dofs).
+int cusp_dpotrs_env(mjtNum* b, const mjtNum* l, int n, int nrhs, int lda, int ldb, const int* env);
 // B := alpha op(A)^-1 B with A lower triangular on the left; trans 'N' or 'T'; b (ldb x nrhs).
 void cusp_dtrsm_lower_left(mjtNum* b, char trans, const mjtNum* a, mjtNum alpha, int n, int nrhs,
                            int lda, int ldb);
