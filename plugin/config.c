@@ -414,9 +414,9 @@ static int first_toucher(const cuspParams* p, const cuspConfig* cfg, const mjMod
 // What the registered disks and bodies touch (by the pipeline's own rule, cusp_touches: the
 // `environment` geoms, or with it empty every geom MuJoCo collides, plus the registered bodies;
 // never the own body) may not be of a type detection has no routine for; and an `environment`
-// entry must do something: not a disk (disks touch disks by the self-contact rule), not a geom of a registered
-// body (those are obstacles to every other registered geom without being listed, never to their
-// own body), not a geom that only its own body's registered geoms could touch.
+// entry must do something: not a disk (disks touch disks by the self-contact rule), not a geom of
+// a registered body (those are obstacles to every other registered geom without being listed,
+// never to their own body), not a geom that only its own body's registered geoms could touch.
 static int check_environment_with(const cuspParams* p, const cuspConfig* cfg, const mjModel* m,
                                   const char* value, char* err, int err_sz) {
   char why[640];
