@@ -23,6 +23,9 @@ const cuspConfigKey cusp_config_keys[] = {
   {"limit_surface", CUSP_KEY_BODY_PARAMS, "", 1e-6, 1e6, NULL, "-, -, m",
    "per-body limit surface 'body:et,eo,er; ...' of bodies in `bodies`; a value 0 keeps the patch "
    "default"},
+  {"self_contact_neighbours", CUSP_KEY_INT, "3", -1, 1000000, NULL, "disks",
+   "disks of one robot (kinematic tree) touch when more than this many disks apart along it; "
+   "-1: never; disks of different robots always touch"},
   {"friction", CUSP_KEY_REAL, "-1", -1, 100, NULL, "-",
    "friction coefficient for every cusp contact; -1: max of the pair's geom friction"},
   {"friction_directions", CUSP_KEY_INT, "8", 4, 64, NULL, "-",
@@ -60,6 +63,12 @@ const cuspConfigKey cusp_config_keys[] = {
    "draw contact points, normals and modes in the viewer"},
   {"force_scale", CUSP_KEY_REAL, "0.01", 0, 100, NULL, "m/N",
    "length of a drawn normal per newton of normal force"},
+  {"reduction_basis", CUSP_KEY_FILE, "", 0, 0, NULL, "-",
+   "contact-space basis file (python -m cusp reduction basis); set: disk islands are solved "
+   "for the basis coefficients first (frictionless, normals = basis x coefficients >= 0)"},
+  {"reduction_tolerance", CUSP_KEY_REAL, "1e-5", 0, 1, NULL, "m",
+   "a reduced solve leaving a contact penetrating more than this after the step falls back to "
+   "the full problem"},
   {NULL, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -348,6 +357,8 @@ static int parse_key(cuspConfig* cfg, const mjModel* m, const cuspConfigKey* key
       return 0;  // handled by the caller (they fill lists)
     case CUSP_KEY_BODY_PARAMS:
       return parse_body_params(cfg, m, key, value, err, err_sz);
+    case CUSP_KEY_FILE:
+      return 0;  // handled by the caller (reads the file)
   }
   return fail(err, err_sz, key->key, value, "internal: unknown key type");
 }
@@ -403,9 +414,9 @@ static int first_toucher(const cuspParams* p, const cuspConfig* cfg, const mjMod
 // What the registered disks and bodies touch (by the pipeline's own rule, cusp_touches: the
 // `environment` geoms, or with it empty every geom MuJoCo collides, plus the registered bodies;
 // never the own body) may not be of a type detection has no routine for; and an `environment`
-// entry must do something: not a disk (disks are never obstacles), not a geom of a registered
-// body (those are obstacles to every other registered geom without being listed, never to their
-// own body), not a geom that only its own body's registered geoms could touch.
+// entry must do something: not a disk (disks touch disks by the self-contact rule), not a geom of
+// a registered body (those are obstacles to every other registered geom without being listed,
+// never to their own body), not a geom that only its own body's registered geoms could touch.
 static int check_environment_with(const cuspParams* p, const cuspConfig* cfg, const mjModel* m,
                                   const char* value, char* err, int err_sz) {
   char why[640];
@@ -423,7 +434,8 @@ static int check_environment_with(const cuspParams* p, const cuspConfig* cfg, co
   for (int i = 0; i < cfg->nenv; i++) {
     int g = cfg->environment_geoms[i], b = m->geom_bodyid[g];
     if (cusp_config_disk_index(cfg, g) >= 0) {
-      snprintf(why, sizeof(why), "geom '%s' is a registered disk (disks are never obstacles)",
+      snprintf(why, sizeof(why), "geom '%s' is a registered disk (disks touch other disks by "
+               "`self_contact_neighbours`, not as environment)",
                geom_name(m, g));
       return fail(err, err_sz, "environment", value, why);
     }
@@ -482,6 +494,13 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
         }
         if (!rc) rc = check_not_collided(m, g, k, value, err, err_sz);
       }
+    } else if (key->type == CUSP_KEY_FILE) {
+      if (value[0]) {
+        char why[400];
+        if (cusp_reduction_basis_load(&cfg->reduction, value, m, why, sizeof(why))) {
+          rc = fail(err, err_sz, k, value, why);
+        }
+      }
     } else if (!strcmp(k, "environment")) {
       rc = parse_names(&cfg->environment_geoms, &cfg->nenv, m, mjOBJ_GEOM, key, value, err,
                        err_sz);
@@ -504,6 +523,7 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
       rc = parse_key(cfg, m, key, value, &real, &integer, err, err_sz);
       if (!rc) {
         if (!strcmp(k, "friction")) cfg->friction = real;
+        else if (!strcmp(k, "self_contact_neighbours")) cfg->self_contact_neighbours = integer;
         else if (!strcmp(k, "friction_directions")) cfg->friction_directions = integer;
         else if (!strcmp(k, "solver")) cfg->solver = integer;
         else if (!strcmp(k, "tolerance")) cfg->tolerance = real;
@@ -522,6 +542,7 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
         else if (!strcmp(k, "break_impulse")) cfg->break_impulse = real;
         else if (!strcmp(k, "visualize")) cfg->visualize = integer;
         else if (!strcmp(k, "force_scale")) cfg->force_scale = real;
+        else if (!strcmp(k, "reduction_tolerance")) cfg->reduction_tolerance = real;
       }
     }
     if (rc) {
@@ -551,6 +572,7 @@ void cusp_config_free(cuspConfig* cfg) {
   free(cfg->environment_geoms);
   free(cfg->patch_bodies);
   free(cfg->limit_surface);
+  cusp_reduction_basis_free(&cfg->reduction);
   memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -571,6 +593,7 @@ int cusp_config_copy(cuspConfig* dst, const cuspConfig* src) {
   rc |= copy_array((void**)&dst->patch_bodies, src->patch_bodies, src->npatch_body, sizeof(int));
   rc |= copy_array((void**)&dst->limit_surface, src->limit_surface, src->nlimit_surface,
                    sizeof(cuspLimitSurfaceOverride));
+  rc |= cusp_reduction_basis_copy(&dst->reduction, &src->reduction);
   if (rc) {
     cusp_config_free(dst);
     return -1;
@@ -587,6 +610,7 @@ static const char* type_name(cuspKeyType t) {
     case CUSP_KEY_GEOMS: return "geom names";
     case CUSP_KEY_BODIES: return "body names";
     case CUSP_KEY_BODY_PARAMS: return "body:numbers";
+    case CUSP_KEY_FILE: return "file";
   }
   return "?";
 }

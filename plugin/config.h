@@ -6,6 +6,8 @@
 
 #include <mujoco/mujoco.h>
 
+#include "reduction_basis.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -17,7 +19,8 @@ typedef enum cuspKeyType_ {
   CUSP_KEY_CHOICE,     // one word out of a '|'-separated list
   CUSP_KEY_GEOMS,      // space-separated geom names that must exist
   CUSP_KEY_BODIES,     // space-separated body names that must exist
-  CUSP_KEY_BODY_PARAMS // "body:v1,v2,v3; body:..." (per-body numeric overrides)
+  CUSP_KEY_BODY_PARAMS,// "body:v1,v2,v3; body:..." (per-body numeric overrides)
+  CUSP_KEY_FILE        // a file path (absolute, or relative to the working directory); "" none
 } cuspKeyType;
 
 typedef struct cuspConfigKey_ {
@@ -50,6 +53,7 @@ typedef struct cuspConfig_ {
   int npatch_body;
   cuspLimitSurfaceOverride* limit_surface;                              // (nlimit_surface)
   int nlimit_surface;
+  int self_contact_neighbours;  // disks of one tree touch beyond this many disks apart; -1 never
   mjtNum friction;        // friction coefficient override; < 0: from the geoms (max of pair)
   int friction_directions;// r, polyhedral cone directions per contact
   int solver;             // index into the backend choices (cusp_config_solver_name)
@@ -69,6 +73,8 @@ typedef struct cuspConfig_ {
   mjtNum break_impulse;   // N*s, normal impulse at or below which a contact counts as "break"
   int visualize;
   mjtNum force_scale;     // m per N of normal force for drawn normals
+  cuspReductionBasis reduction;  // contact-space basis (`reduction_basis`); k = 0: none
+  mjtNum reduction_tolerance;    // m, a reduced solve leaving more penetration falls back
 } cuspConfig;
 
 // Returns the config value (override, MJCF, or default) as text.

@@ -80,3 +80,8 @@ double cusp_contacts_normal_force(const mjModel* m, const mjData* d, int instanc
   }
   return impulse / m->opt.timestep;
 }
+
+double cusp_contacts_solve_seconds(const mjModel* m, const mjData* d, int instance) {
+  const cuspInstance* inst = find_instance(m, d, instance);
+  return inst ? inst->work.solve_seconds : 0;
+}

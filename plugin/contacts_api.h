@@ -42,6 +42,11 @@ int cusp_contacts_copy(const mjModel* m, const mjData* d, int instance, int capa
 // contact force the instance applied in the last step); 0 if the instance is not found.
 double cusp_contacts_normal_force(const mjModel* m, const mjData* d, int instance);
 
+// Wall time (s) the instance spent solving its disk islands' contact problems (the reduced try
+// when `reduction_basis` is set, and the full conditioned LCP) since reset; 0 if `instance` is not
+// a cusp.contact instance. Profiling only (bench/reduction): not part of the published state.
+double cusp_contacts_solve_seconds(const mjModel* m, const mjData* d, int instance);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,19 +6,33 @@
 
 int cusp_params_init(cuspParams* p, const cuspConfig* cfg, const mjModel* m) {
   memset(p, 0, sizeof(*p));
+  p->self_contact_neighbours = cfg->self_contact_neighbours;
   p->disk_of_geom = (int*)malloc(((size_t)m->ngeom + 1) * sizeof(int));
   p->patch_of_body = (int*)malloc(((size_t)m->nbody + 1) * sizeof(int));
   p->obstacle = (unsigned char*)calloc((size_t)m->ngeom + 1, 1);
-  if (!p->disk_of_geom || !p->patch_of_body || !p->obstacle) {
+  p->body_depth = (int*)calloc((size_t)m->nbody + 1, sizeof(int));
+  p->disk_depth = (int*)calloc((size_t)m->nbody + 1, sizeof(int));
+  p->disk_body = (unsigned char*)calloc((size_t)m->nbody + 1, 1);
+  if (!p->disk_of_geom || !p->patch_of_body || !p->obstacle || !p->body_depth || !p->disk_depth ||
+      !p->disk_body) {
     cusp_params_free(p);
     return -1;
   }
   for (int g = 0; g < m->ngeom; g++) p->disk_of_geom[g] = -1;
   for (int b = 0; b < m->nbody; b++) p->patch_of_body[b] = -1;
-  for (int i = 0; i < cfg->ndisk; i++) p->disk_of_geom[cfg->disk_geoms[i]] = i;
+  for (int i = 0; i < cfg->ndisk; i++) {
+    p->disk_of_geom[cfg->disk_geoms[i]] = i;
+    p->disk_body[m->geom_bodyid[cfg->disk_geoms[i]]] = 1;
+  }
   for (int i = 0; i < cfg->npatch_body; i++) p->patch_of_body[cfg->patch_bodies[i]] = i;
+  // bodies are ordered parents first, so one pass fills the depths
+  for (int b = 1; b < m->nbody; b++) {
+    int parent = m->body_parentid[b];
+    p->body_depth[b] = p->body_depth[parent] + 1;
+    p->disk_depth[b] = p->disk_depth[parent] + p->disk_body[b];
+  }
   for (int g = 0; g < m->ngeom; g++) {
-    if (p->disk_of_geom[g] >= 0) continue;  // disk-disk contact is not modelled
+    if (p->disk_of_geom[g] >= 0) continue;  // disks touch disks by the self-contact rule
     if (p->patch_of_body[m->geom_bodyid[g]] >= 0) {
       p->obstacle[g] = 1;  // registered bodies are solid whatever their contype
     } else if (!cfg->nenv) {
@@ -36,5 +50,25 @@ void cusp_params_free(cuspParams* p) {
   free(p->disk_of_geom);
   free(p->patch_of_body);
   free(p->obstacle);
+  free(p->body_depth);
+  free(p->disk_depth);
+  free(p->disk_body);
   memset(p, 0, sizeof(*p));
+}
+
+int cusp_disks_apart(const cuspParams* p, const mjModel* m, int body_a, int body_b) {
+  int a = body_a, b = body_b;
+  while (p->body_depth[a] > p->body_depth[b]) a = m->body_parentid[a];
+  while (p->body_depth[b] > p->body_depth[a]) b = m->body_parentid[b];
+  while (a != b) {
+    a = m->body_parentid[a];
+    b = m->body_parentid[b];
+  }
+  int lca = a;
+  if (lca == 0) return -1;  // only the world joins them: different robots
+  // disk bodies on (lca, body_a] and (lca, body_b]; the path from a to b counts b, not a, and
+  // counts the common ancestor when it carries a disk and is neither end
+  int apart = p->disk_depth[body_a] + p->disk_depth[body_b] - 2 * p->disk_depth[lca];
+  if (lca != body_a && lca != body_b && !p->disk_body[lca]) apart--;
+  return apart;
 }

@@ -16,22 +16,51 @@ typedef struct cuspParams_ {
   int* disk_of_geom;       // (ngeom) index in cfg->disk_geoms, -1: not a disk
   int* patch_of_body;      // (nbody) index in cfg->patch_bodies, -1: not registered
   unsigned char* obstacle; // (ngeom) 1: a registered geom of another body may touch this geom
+  int* body_depth;         // (nbody) bodies from the world to this body (world: 0)
+  int* disk_depth;         // (nbody) bodies carrying a registered disk on the path world..body
+  unsigned char* disk_body;// (nbody) 1: the body carries a registered disk
+  int self_contact_neighbours;  // config key: disks of one robot touch beyond this many apart
 } cuspParams;
 
 int cusp_params_init(cuspParams* p, const cuspConfig* cfg, const mjModel* m);
 void cusp_params_free(cuspParams* p);
 
+// How many disks apart the disk bodies body_a and body_b are along the kinematic tree: the disk
+// bodies on the tree path from body_a to body_b, counting body_b and not body_a (a disk and its
+// child disk: 1; the same body: 0). -1 when only the world joins them (different robots, or a
+// static disk). Bodies without a registered disk (a mount, an intermediate frame) are not counted.
+int cusp_disks_apart(const cuspParams* p, const mjModel* m, int body_a, int body_b);
+
+// Whether registered disk geoms d1 and d2 touch each other: always when they belong to different
+// robots (cusp_disks_apart -1), never when on one body, and within one robot when they are more
+// than `self_contact_neighbours` disks apart along it (-1: never within one robot). Near
+// neighbours along a soft body overlap by construction when it bends (the discretisation of a
+// continuous body, not a contact).
+static inline int cusp_disks_touch(const cuspParams* p, const mjModel* m, int d1, int d2) {
+  int b1 = m->geom_bodyid[d1], b2 = m->geom_bodyid[d2];
+  if (b1 == b2) return 0;
+  int apart = cusp_disks_apart(p, m, b1, b2);
+  if (apart < 0) return 1;
+  return p->self_contact_neighbours >= 0 && apart > p->self_contact_neighbours;
+}
+
 // The one touch rule for registered geoms (a disk, or a geom of a patch body): whether `self` may
-// touch geom `other`. Never a geom of its own body, never a registered disk (disk-disk contact is
-// not modelled); always a geom of a registered patch body (contype 0 as registered, yet solid);
-// otherwise the configured environment list, or, when it is empty, every geom MuJoCo could
-// collide (contype or conaffinity nonzero): a purely visual geom is never an obstacle.
+// touch geom `other`. Never a geom of its own body; a registered disk `other` only when `self` is a
+// disk too, by the self-contact rule (cusp_disks_touch; the pair is detected from the disk of the
+// lower index, so a patch body meets disks through the disks' side); always a geom of a
+// registered patch body (contype 0 as registered, yet solid); otherwise the configured environment
+// list, or, when it is empty, every geom MuJoCo could collide (contype or conaffinity nonzero): a
+// purely visual geom is never an obstacle.
 static inline int cusp_touches(const cuspParams* p, const mjModel* m, int self, int other) {
+  if (p->disk_of_geom[other] >= 0) {
+    return p->disk_of_geom[self] >= 0 && cusp_disks_touch(p, m, self, other);
+  }
   return p->obstacle[other] && m->geom_bodyid[other] != m->geom_bodyid[self];
 }
 
-// Friction coefficient of a contact between geoms g1 and g2: the `friction` config key when set
-// (>= 0), else the larger sliding friction of the two geoms (MuJoCo's default combination).
+// Friction coefficient of a contact between geoms g1 and g2 (a disk and an obstacle, or two
+// disks): the `friction` config key when set (>= 0), else the larger sliding friction of the two
+// geoms (MuJoCo's default combination).
 static inline mjtNum cusp_pair_friction(const cuspConfig* cfg, const mjModel* m, int g1, int g2) {
   if (cfg->friction >= 0) return cfg->friction;
   mjtNum a = m->geom_friction[3 * g1], b = m->geom_friction[3 * g2];

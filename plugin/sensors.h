@@ -1,10 +1,11 @@
 // Plugin sensors (design.md section 7): `<sensor><plugin instance="..." [objtype= objname=]/>`
 // reads the last step's contact results of a cusp.contact instance into d->sensordata. Every
-// cusp sensor has CUSP_SENSOR_DIM = 12 values (MuJoCo's compiler asks for the dimension before it
+// cusp sensor has CUSP_SENSOR_DIM = 14 values (MuJoCo's compiler asks for the dimension before it
 // has resolved the sensor's object, so it cannot depend on it); shorter records are zero-padded.
-//   no object            12: the instance's counters, same order as d->plugin_state
+//   no object            14: the instance's counters, same order as d->plugin_state
 //                        (cuspStateSlot: ncontact, nkept, nstick, nslide, nbreak, iterations,
-//                        status, max penetration m, solver failures, steps, rcond before, after)
+//                        status, max penetration m, solver failures, steps, rcond before, after,
+//                        reduced islands, reduction fallbacks)
 //   objtype="geom"       5: a registered contact disk: normal impulse Ln (N s, summed over
 //                        the disk's contacts), friction impulse magnitude |Lf| (N s), saturation
 //                        |Lf| / (mu Ln) (0 without load), mode (0 break, 1 stick, 2 slide: slide
@@ -24,7 +25,7 @@
 extern "C" {
 #endif
 
-enum { CUSP_SENSOR_DIM = 12, CUSP_SENSOR_DISK_DIM = 5 };
+enum { CUSP_SENSOR_DIM = 14, CUSP_SENSOR_DISK_DIM = 5 };
 
 // 0 if every sensor of this instance names a registered disk or patch body (or nothing);
 // else -1 and a message naming the sensor and its object.

@@ -54,7 +54,8 @@ void cusp_patch_publish_bodies(mjtNum* slots, const cuspPatchWork* w, const cusp
 
 static const char* const state_slot_names[CUSP_NSTATE] = {
     "ncontact", "nkept",      "nstick", "nslide",          "nbreak", "iterations",
-    "status",   "max_penetration", "solver_failures", "steps", "rcond_before", "rcond_after"};
+    "status",   "max_penetration", "solver_failures", "steps", "rcond_before", "rcond_after",
+    "reduced_islands", "reduction_fallbacks"};
 
 const char* cusp_state_slot_name(int slot) {
   if (slot < 0) return NULL;

@@ -25,6 +25,8 @@ typedef enum cuspStateSlot_ {
   CUSP_STATE_STEPS,               // total steps advanced since reset
   CUSP_STATE_RCOND_BEFORE,        // reciprocal condition estimate before conditioning
   CUSP_STATE_RCOND_AFTER,         // ... and after
+  CUSP_STATE_REDUCED_ISLANDS,     // islands solved in the contact-space basis (reduction_basis)
+  CUSP_STATE_REDUCTION_FALLBACKS, // total islands where the reduction fell back to the full LCP
   CUSP_NSTATE
 } cuspStateSlot;
 

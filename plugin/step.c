@@ -8,6 +8,8 @@
 #include "detect.h"
 #include "params.h"
 #include "instance.h"
+#include "reduction_island.h"
+#include "solver/lcp_internal.h"  // cusp_now: the solve timer
 
 //---------------------------------- workspace ------------------------------------------------------
 
@@ -150,6 +152,7 @@ void cusp_step_free(cuspStepWork* w) {
 }
 
 void cusp_step_reset(cuspStepWork* w) {
+  w->solve_seconds = 0;
   w->ncontact = 0;
   w->nprev = 0;
   w->patch.nprev = 0;
@@ -359,6 +362,8 @@ typedef struct IslandResult_ {
   int kept;             // contacts kept by the conditioning
   mjtNum rcond_before, rcond_after;
   mjtNum max_pen;       // m
+  int reduced;          // 1: solved in the contact-space basis (reduction_basis)
+  int reduction_fallback;  // 1: reduction configured, but the full problem was solved
 } IslandResult;
 
 // Disk contacts c0 .. c0 + n of one island without patch rows: the conditioned LCP with the
@@ -374,13 +379,31 @@ static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* 
   cuspContactLcp lcp = {
       .nv = nr, .m = n, .r = r, .Meff = dyn->L, .meff_is_factor = 1,
       .Jn = w->Jn_r, .Jt = w->Jt_r, .mu = w->mu, .bn = w->bn, .bt = w->bt};
-  cuspConditionOptions opt = condition_options(cfg);
-  res->status = cusp_contact_solve(fn, beta, gamma, w->keep + c0, &w->info, &lcp, &opt,
-                                   w->solver_work, w->solver_bytes);
-  res->iterations = w->info.lcp.iterations;
-  res->kept = w->info.kept;
-  res->rcond_before = w->info.rcond_before;
-  res->rcond_after = w->info.rcond_after;
+  double t0 = cusp_now();
+  // contact-space reduction first when configured; its fallback is the full solve below
+  cuspReductionIslandInfo red = {.outcome = CUSP_REDUCTION_OUTSIDE};
+  if (cfg->reduction.k) {
+    cusp_reduction_island_solve(fn, beta, gamma, &red, &lcp, w->contacts + c0, n, cfg, h,
+                                (mjData*)d);  // the arena only: d's state is not changed
+  }
+  res->reduced = red.outcome == CUSP_REDUCTION_ACCEPTED;
+  res->reduction_fallback = cfg->reduction.k && !res->reduced;
+  if (res->reduced) {
+    res->status = CUSP_LCP_SOLVED;
+    res->iterations = red.iterations;
+    res->kept = n;
+    res->rcond_before = res->rcond_after = 0;
+    for (int i = 0; i < n; i++) w->keep[c0 + i] = 1;
+  } else {
+    cuspConditionOptions opt = condition_options(cfg);
+    res->status = cusp_contact_solve(fn, beta, gamma, w->keep + c0, &w->info, &lcp, &opt,
+                                     w->solver_work, w->solver_bytes);
+    res->iterations = w->info.lcp.iterations;
+    res->kept = w->info.kept;
+    res->rcond_before = w->info.rcond_before;
+    res->rcond_after = w->info.rcond_after;
+  }
+  w->solve_seconds += cusp_now() - t0;
   res->max_pen = 0;
   if (!all_finite(fn, n) || !all_finite(beta, n * r)) {
     // nothing usable: no correction, contacts unloaded, no warm start from this
@@ -636,6 +659,7 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
   for (int s = CUSP_STATE_NCONTACT; s <= CUSP_STATE_STATUS; s++) state[s] = 0;
   state[CUSP_STATE_MAX_PENETRATION] = 0;
   state[CUSP_STATE_RCOND_BEFORE] = state[CUSP_STATE_RCOND_AFTER] = 0;
+  state[CUSP_STATE_REDUCED_ISLANDS] = 0;
   state[CUSP_STATE_STEPS] += 1;
   mjtNum* slots = state + CUSP_NSTATE;
 
@@ -667,7 +691,7 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
   if (ni < 0) return -1;
   warm_start(w);
   mju_zero(w->dv, nv);
-  int failed = 0, worst = CUSP_LCP_SOLVED, iterations = 0, kept = 0;
+  int failed = 0, worst = CUSP_LCP_SOLVED, iterations = 0, kept = 0, reduced = 0, fallbacks = 0;
   mjtNum max_pen = 0, rcond_before = INFINITY, rcond_after = INFINITY;
   for (int k = 0; k < ni; k++) {
     int ndof = w->isl.dofadr[k + 1] - w->isl.dofadr[k];
@@ -699,11 +723,13 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
       for (int a = 0; a < ndof; a++) d->qvel[dofs[a]] += w->dv_drift[dofs[a]];
     }
     // 5-6. assemble and solve the island
-    IslandResult res;
+    IslandResult res = {0};
     if (patches) solve_patch_island(&res, w, dyn, p0, npk, m, d, cfg);
     else solve_disk_island(&res, w, dyn, c0, nck, m, d, cfg);
     iterations += res.iterations;
     kept += res.kept;
+    reduced += res.reduced;
+    fallbacks += res.reduction_fallback;
     if (res.max_pen > max_pen) max_pen = res.max_pen;
     if (!patches) {
       if (res.rcond_before < rcond_before) rcond_before = res.rcond_before;
@@ -749,6 +775,8 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
   state[CUSP_STATE_SOLVER_FAILURES] += failed;
   state[CUSP_STATE_RCOND_BEFORE] = isfinite(rcond_before) ? rcond_before : 0;
   state[CUSP_STATE_RCOND_AFTER] = isfinite(rcond_after) ? rcond_after : 0;
+  state[CUSP_STATE_REDUCED_ISLANDS] = reduced;
+  state[CUSP_STATE_REDUCTION_FALLBACKS] += fallbacks;
   if (cfg->npatch_body) cusp_patch_publish_bodies(slots, &w->patch, cfg);
   remember(w);
   if (w->patch.npatch) memcpy(w->patch.prev, w->patch.patch, w->patch.npatch * sizeof(cuspPatch));

@@ -62,6 +62,8 @@ typedef struct cuspStepWork_ {
   int* island_flag;     // (ntree + 2) island has patch rows
   int* island_cursor;   // (ntree + 2) scratch
   cuspConditionInfo info;  // last LCP solve
+  double solve_seconds;    // wall time of the disk islands' solves since reset (reduced tries
+                           // and full solves; profiling only, never part of the state)
   cuspPatchWork patch;     // patch contact: patches, rigid point contacts, MCP
   // RK4: the configuration at the start of the step (cusp_step_record_start)
   mjtNum* q_start;      // (nq)

@@ -99,6 +99,37 @@ TEST_F(Collide, DiskFlatOnABoxFaceRestsOnThreeRimPoints) {
   }
 }
 
+// Two disks end on (tip on base, two arms meeting face to face): the upper one rests on the
+// lower one's round face with its rim points, each at the faces' separation (3 mm; 1e-9: the
+// gaps are closed form). Coaxial, all three rim points are on the face; offset sideways, the rim
+// points beyond the lower face's edge are dropped.
+TEST_F(Collide, DiskFlatOnAnotherDisksFaceRestsOnItsRimPoints) {
+  for (double offset : {0.0, 0.02}) {
+    char upper[256];
+    std::snprintf(upper, sizeof(upper),
+                  R"(<body pos="%g 0 0.023"><geom name="upper" type="cylinder" size="0.05 0.01"/>)"
+                  "</body>",
+                  offset);
+    Load(std::string(R"(<body><geom name="lower" type="cylinder" size="0.05 0.01"/></body>)") +
+         upper);
+    auto c = Detect("upper", "lower", 0.005);
+    if (offset == 0) {
+      ASSERT_EQ(c.size(), 3u);
+    } else {
+      ASSERT_GE(c.size(), 1u);
+      ASSERT_LE(c.size(), 2u);  // at 2 cm, at least one of three rim points 120 deg apart is off
+    }
+    for (const auto& k : c) {
+      EXPECT_NEAR(k.gap, 0.003, 1e-9);
+      EXPECT_NEAR(k.frame[8], 1.0, 1e-9);  // normal +z, from the lower disk to the upper one
+      EXPECT_LE(std::hypot(k.pos[0], k.pos[1]), 0.05 * (1 + 1e-9));  // on the lower face
+    }
+    TearDown();
+    m_ = nullptr;
+    d_ = nullptr;
+  }
+}
+
 // Pairs without a closed form, 3 mm apart: the gap agrees with MuJoCo's distance between the same
 // geoms (GJK), and the normal with the direction of its shortest segment.
 TEST_F(Collide, ConvexPairsAgreeWithMujocosDistance) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 
+#include <cstdio>
 #include <string>
 
 extern "C" {
@@ -171,6 +172,32 @@ TEST_F(ConfigRefusal, RealOutOfRangeNamesTheRange) {
   ExpectRefused(Scene(std::string(kDisk) + R"(<config key="environment" value="floor"/>)"
                                            R"(<config key="tolerance" value="-1e300"/>)"),
                 {"'tolerance'", "'-1e300'", "out of range [1e-16, 0.01]"});
+}
+
+TEST_F(ConfigRefusal, SelfContactNeighboursBelowMinusOne) {
+  ExpectRefused(Scene(std::string(kDisk) + R"(<config key="environment" value="floor"/>)"
+                                           R"(<config key="self_contact_neighbours" value="-2"/>)"),
+                {"'self_contact_neighbours'", "'-2'", "out of range [-1, 1e+06]"});
+  ExpectRefused(Scene(std::string(kDisk) + R"(<config key="environment" value="floor"/>)"
+                                           R"(<config key="self_contact_neighbours" value="two"/>)"),
+                {"'self_contact_neighbours'", "'two'", "not an integer"});
+}
+
+TEST_F(ConfigRefusal, ReductionBasisThatCannotBeReadOrNamesNoGeom) {
+  ExpectRefused(Scene(std::string(kDisk) + R"(<config key="environment" value="floor"/>)"
+                                           R"(<config key="reduction_basis" value="/no/such/basis.txt"/>)"),
+                {"'reduction_basis'", "'/no/such/basis.txt'", "cannot open the basis file"});
+  std::string path = ::testing::TempDir() + "cusp_basis_unknown_geom.txt";
+  FILE* f = fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  fputs("cusp-reduction-basis 1 1\ndisk no_such_geom 1\n", f);
+  fclose(f);
+  ExpectRefused(Scene(std::string(kDisk) + R"(<config key="environment" value="floor"/>)" +
+                      "<config key=\"reduction_basis\" value=\"" + path + "\"/>"),
+                {"'reduction_basis'", path, "'no_such_geom' is not a geom of the model"});
+  ExpectRefused(Scene(std::string(kDisk) + R"(<config key="environment" value="floor"/>)"
+                                           R"(<config key="reduction_tolerance" value="-1"/>)"),
+                {"'reduction_tolerance'", "'-1'", "out of range [0, 1]"});
 }
 
 // Longer than the 1023 characters that were once kept: parsed whole, not cut

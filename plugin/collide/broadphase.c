@@ -162,14 +162,18 @@ int cusp_broadphase(cuspBroadphase* bp, const cuspConfig* cfg, const cuspParams*
           A->lo[2] > B->hi[2]) {
         continue;
       }
-      // registered object first; disks do not pair with disks; geoms not with geoms
+      // registered object first; geoms do not pair with geoms
       const cuspAabb* R = A->kind <= B->kind ? A : B;
       const cuspAabb* O = A->kind <= B->kind ? B : A;
-      if (R->kind == CUSP_BP_GEOM || (R->kind == CUSP_BP_DISK && O->kind == CUSP_BP_DISK)) {
-        continue;
-      }
+      if (R->kind == CUSP_BP_GEOM) continue;
       int rc = 0;
-      if (O->kind == CUSP_BP_GEOM) {
+      if (O->kind == CUSP_BP_DISK) {
+        // two disks (the self-contact rule): detected once, from the disk of the lower index
+        int lo = R->index < O->index ? R->index : O->index;
+        int hi = R->index < O->index ? O->index : R->index;
+        if (!cusp_touches(p, m, cfg->disk_geoms[lo], cfg->disk_geoms[hi])) continue;
+        rc = add_candidate(bp, CUSP_BP_DISK, lo, CUSP_BP_GEOM, cfg->disk_geoms[hi]);
+      } else if (O->kind == CUSP_BP_GEOM) {
         int self = R->kind == CUSP_BP_DISK ? cfg->disk_geoms[R->index]
                                            : m->body_geomadr[cfg->patch_bodies[R->index]];
         if (!cusp_touches(p, m, self, O->index)) continue;

@@ -44,7 +44,8 @@ void cusp_broadphase_free(cuspBroadphase* bp);
 
 // Candidates of this step at the kinematics in d: every disk and registered body with every
 // obstacle geom (cusp_touches) and every other registered body whose boxes, grown by the margin,
-// overlap; disks do not pair with disks. Fills bp->cand (sorted); returns their count or -1 (out
+// overlap; two disks pair when the self-contact rule lets them (cusp_disks_touch) as (disk of the
+// lower index, geom of the other). Fills bp->cand (sorted); returns their count or -1 (out
 // of memory).
 int cusp_broadphase(cuspBroadphase* bp, const cuspConfig* cfg, const cuspParams* p,
                     const mjModel* m, const mjData* d);

@@ -72,7 +72,19 @@ typedef struct FlatSurface_ {
   mjtNum p0[3], n[3];      // m, unit
   mjtNum tx[3], ty[3];     // unit in-plane axes (finite faces)
   mjtNum half[2];          // m, half extents along tx, ty; <= 0: infinite plane
+  mjtNum radius;           // m, > 0: a round face of this radius about p0 (half unused)
 } FlatSurface;
+
+// whether the point at diff = s - p0 projects onto the surface's face
+static int on_face(const FlatSurface* S, const mjtNum diff[3]) {
+  if (S->radius > 0) {
+    mjtNum in[3];
+    mju_addScl3(in, diff, S->n, -mju_dot3(diff, S->n));
+    return mju_norm3(in) <= S->radius * (1 + 1e-9);  // a rim on an equal rim counts as on it
+  }
+  return S->half[0] <= 0 || (fabs(mju_dot3(diff, S->tx)) <= S->half[0] &&
+                             fabs(mju_dot3(diff, S->ty)) <= S->half[1]);
+}
 
 static int disk_flat(cuspContact* c, const mjModel* m, const mjData* d, int disk, int other,
                      const FlatSurface* S, mjtNum margin) {
@@ -101,10 +113,7 @@ static int disk_flat(cuspContact* c, const mjModel* m, const mjData* d, int disk
     mju_sub3(diff, s, S->p0);
     mjtNum gap = mju_dot3(diff, n);
     if (gap > margin) continue;
-    if (S->half[0] > 0 && (fabs(mju_dot3(diff, S->tx)) > S->half[0] ||
-                           fabs(mju_dot3(diff, S->ty)) > S->half[1])) {
-      continue;  // beyond the face's edge
-    }
+    if (!on_face(S, diff)) continue;  // beyond the face's edge
     mjtNum pos[3];
     mju_addScl3(pos, s, n, -0.5 * gap);  // midway between the disk and the plane
     fill(c + count, m, disk, other, gap, pos, n);
@@ -120,8 +129,7 @@ static int disk_flat(cuspContact* c, const mjModel* m, const mjData* d, int disk
     mju_addToScl3(s, down, r);
     mju_sub3(diff, s, S->p0);
     mjtNum gap = mju_dot3(diff, n);
-    int inside = S->half[0] <= 0 || (fabs(mju_dot3(diff, S->tx)) <= S->half[0] &&
-                                     fabs(mju_dot3(diff, S->ty)) <= S->half[1]);
+    int inside = on_face(S, diff);
     if (gap <= margin && inside) {
       mjtNum pos[3];
       mju_addScl3(pos, s, n, -0.5 * gap);
@@ -320,8 +328,8 @@ static int disk_convex(cuspContact* c, const mjModel* m, const mjData* d, int di
   return disk_convex_finish(c, m, d, disk, other, margin, gap, n, p);
 }
 
-// the contact (or, flat on a box face, the rim contacts) of a disk at signed distance gap from
-// geom other along unit normal n (from other towards the disk), midpoint p
+// the contact (or, flat on a box face or a cylinder's end, the rim contacts) of a disk at signed
+// distance gap from geom other along unit normal n (from other towards the disk), midpoint p
 static int disk_convex_finish(cuspContact* c, const mjModel* m, const mjData* d, int disk,
                               int other, mjtNum margin, mjtNum gap, const mjtNum n[3],
                               const mjtNum p[3]) {
@@ -354,6 +362,22 @@ static int disk_convex_finish(cuspContact* c, const mjModel* m, const mjData* d,
       geom_axis(S.ty, d, other, (axis + 2) % 3);
       S.half[0] = size[(axis + 1) % 3];
       S.half[1] = size[(axis + 2) % 3];
+      int count = disk_flat(c, m, d, disk, other, &S, margin);
+      if (count > 0) return count;
+    }
+  }
+  if (m->geom_type[other] == mjGEOM_CYLINDER) {
+    // Against the flat end of a cylinder (another contact disk: two arms end on, a tip on a
+    // base) the disk rests on that round face the same way: its rim points on the face
+    mjtNum ax[3];
+    geom_axis(ax, d, other, 2);
+    mjtNum dot = mju_dot3(ax, n);
+    if (fabs(dot) >= CUSP_FACE_COS) {
+      FlatSurface S;
+      memset(&S, 0, sizeof(S));
+      mju_scl3(S.n, ax, dot >= 0 ? 1 : -1);
+      mju_addScl3(S.p0, d->geom_xpos + 3 * other, S.n, m->geom_size[3 * other + 1]);
+      S.radius = m->geom_size[3 * other];
       int count = disk_flat(c, m, d, disk, other, &S, margin);
       if (count > 0) return count;
     }

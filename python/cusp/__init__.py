@@ -313,6 +313,7 @@ class Contacts:
     - ``gap`` (n,) m: signed gap at the free configuration (< 0: penetration)
     - ``mode`` (n,) int: 0 break, 1 stick, 2 slide; ``kind`` (n,) int: 0 disk, 1 patch, 2 point
     - ``geom``, ``body`` (n, 2) int: the registered geom/body first, the one it touches second
+      (two disks: the one earlier in the ``disks`` key first)
     """
 
     pos: np.ndarray

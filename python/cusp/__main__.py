@@ -209,6 +209,8 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("sweep", help="a grid of scenes x config values as Ray tasks "
                    "(python -m cusp sweep --help)")
     sub.add_parser("mjcf", help="soft-body generator: mjcf expand IN.xml OUT.xml")
+    sub.add_parser("reduction", help="contact-space reduction: reduction snapshot|basis|error "
+                   "(python -m cusp reduction --help)")
     return parser
 
 
@@ -229,6 +231,10 @@ def main(argv: list[str] | None = None, prog: str = "python -m cusp") -> int:
                       "installs it in .venv)", file=sys.stderr)
                 return 1
             return sweep.main(argv[1:], _Parser)
+        if argv and argv[0] == "reduction":
+            from cusp import reduction
+
+            return reduction.main(argv[1:], _Parser)
         if argv and argv[0] == "mjcf":
             from cusp import mjcf  # the soft-body generator
 

@@ -3,7 +3,8 @@
 The layout is plugin/state.h's, read from libcusp.so at run time (``cusp_state_slot_name``), so
 nobody hard-codes slot numbers: the instance's counters of the last step (``ncontact``,
 ``nkept``, ``nstick``, ``nslide``, ``nbreak``, ``iterations``, ``status``, ``max_penetration``
-(m), ``solver_failures`` and ``steps`` since reset, ``rcond_before``, ``rcond_after``), then per
+(m), ``solver_failures`` and ``steps`` since reset, ``rcond_before``, ``rcond_after``, ``reduced_islands`` (islands solved in the contact-space basis),
+``reduction_fallbacks`` (total islands where the reduction fell back to the full problem)), then per
 registered body (config key ``bodies``, in its order) its patch observables (``Ln``, ``Lt``,
 ``Lo``, ``Lr``, ``s``, ``rho_t``, ``rho_r``, ``ecp_x``, ``ecp_y``, ``ecp_z``, ``mode``)."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Patch contact (issue 6): ECP + ellipsoidal limit surface, against analytic or independent
-results. Impulses are published per registered body after the instance's 12 counters
+results. Impulses are published per registered body after the instance's counters
 (Ln, Lt, Lo, Lr, s, rho_t, rho_r, ecp_x, ecp_y, ecp_z, mode)."""
 import ctypes
 import math
@@ -11,7 +11,7 @@ import pytest
 import cusp
 
 G = 9.81
-NSTATE = 12
+NSTATE = len(cusp.slot_names())  # counters, plugin/state.h (read from the library)
 SLOTS = ["Ln", "Lt", "Lo", "Lr", "s", "rho_t", "rho_r", "ecp_x", "ecp_y", "ecp_z", "mode"]
 STICK, SLIDE = 1, 2
 

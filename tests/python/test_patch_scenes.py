@@ -1,7 +1,7 @@
 """Patch contact scenes of issue 6 (mjcf/push_table.xml, push_dumbbell.xml, push_chain.xml,
 block_incline.xml, disk_spin.xml, disk_slide_spin.xml) and patches against faces of other
 registered bodies (box on box) and convex-mesh bodies, with physical assertions. Observables are
-read from d.plugin_state: 12 counters, then 11 slots per registered body (patch.h)."""
+read from d.plugin_state: the counters (cusp.slot_names()), then 11 slots per registered body (patch.h)."""
 import math
 
 import mujoco
@@ -11,7 +11,7 @@ import pytest
 import cusp
 
 G = 9.81
-NSTATE = 12
+NSTATE = len(cusp.slot_names())  # counters, plugin/state.h (read from the library)
 NSLOT = 11
 LN, S, ECP_X, ECP_Y, ECP_Z, MODE = 0, 4, 7, 8, 9, 10
 PEN, FAILURES = 7, 8
