@@ -354,6 +354,7 @@ static int disk_convex_finish(cuspContact* c, const mjModel* m, const mjData* d,
     }
     if (best >= CUSP_FACE_COS) {
       FlatSurface S;
+      memset(&S, 0, sizeof(S));  // radius 0: a rectangular face
       const mjtNum* size = m->geom_size + 3 * other;
       geom_axis(S.n, d, other, axis);
       mju_scl3(S.n, S.n, sign);
