@@ -7,6 +7,7 @@
 
 #include <mujoco/mujoco.h>
 
+#include "avoid.h"  // the controller plugins (control/) on the same library
 #include "config.h"
 #include "instance.h"
 #include "patch.h"  // patch contact (issue 6)
@@ -165,4 +166,5 @@ mjPLUGIN_LIB_INIT(cusp) {
   plugin.advance = cusp_advance;
   plugin.visualize = cusp_visualize;
   mjp_registerPlugin(&plugin);
+  cusp_avoid_register();
 }
