@@ -55,7 +55,7 @@ const cuspControlKey cusp_avoid_keys[] = {
    "damped least squares: lambda in J^T (J J^T + lambda^2 I)^-1"},
   {"kp", CUSP_CONTROL_REAL, "2000", 0, 1e9, NULL, "N m/rad (N/m)",
    "position servo stiffness of each controlled joint"},
-  {"kv", CUSP_CONTROL_REAL, "100", 0, 1e9, NULL, "N m s/rad (N s/m)",
+  {"kv", CUSP_CONTROL_REAL, "20", 0, 1e9, NULL, "N m s/rad (N s/m)",
    "position servo damping of each controlled joint"},
   {"eps_rank", CUSP_CONTROL_REAL, "0", 0, 0.5, NULL, "-",
    "rank selection of the separation rows (conditioning stage 1): a row dependent on the kept "
