@@ -1,6 +1,7 @@
 // cusp.avoid (plugin/control/avoid.c, point_distance.c): the obstacle distances against MuJoCo's
 // own distance query, and one control step's increment against the separation rows it must keep.
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -151,6 +152,23 @@ TEST_F(AvoidStep, IncrementKeepsEveryRow) {
   EXPECT_EQ(rows, rep.rows);
   mj_deleteData(d);
   mj_deleteModel(m);
+}
+
+// the key table in mjcf/README.md is the one the plugin parses (unit, default, range, meaning)
+TEST(AvoidConfig, KeyTableIsDocumentedVerbatim) {
+  std::string path = std::string(CUSP_SOURCE_DIR) + "/mjcf/README.md";
+  FILE* f = std::fopen(path.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::string text;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, n);
+  std::fclose(f);
+  static char table[16384];
+  int len = cusp_control_markdown(table, sizeof(table), cusp_avoid_keys);
+  ASSERT_LT(len, (int)sizeof(table));
+  EXPECT_NE(text.find(table), std::string::npos)
+      << "mjcf/README.md lacks the current cusp.avoid key table:\n" << table;
 }
 
 }  // namespace
