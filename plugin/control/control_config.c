@@ -130,6 +130,8 @@ static int parse_one(cuspControlValue* v, const cuspControlKey* k, const char* p
       return parse_names(v, m, mjOBJ_SITE, 1, plugin, k->key, value, err, err_sz);
     case CUSP_CONTROL_BODY:
       return parse_names(v, m, mjOBJ_BODY, 1, plugin, k->key, value, err, err_sz);
+    case CUSP_CONTROL_BODIES:
+      return parse_names(v, m, mjOBJ_BODY, 0, plugin, k->key, value, err, err_sz);
   }
   return cusp_control_fail(err, err_sz, plugin, k->key, value, "internal: unknown key type");
 }
@@ -165,6 +167,7 @@ static const char* type_name(cuspControlKeyType t) {
     case CUSP_CONTROL_GEOMS: return "geom names";
     case CUSP_CONTROL_SITE: return "site name";
     case CUSP_CONTROL_BODY: return "body name";
+    case CUSP_CONTROL_BODIES: return "body names";
   }
   return "?";
 }

@@ -16,7 +16,8 @@ typedef enum cuspControlKeyType_ {
   CUSP_CONTROL_SITES,     // space-separated site names that must exist
   CUSP_CONTROL_GEOMS,     // space-separated geom names that must exist
   CUSP_CONTROL_SITE,      // one site name that must exist
-  CUSP_CONTROL_BODY       // one body name that must exist
+  CUSP_CONTROL_BODY,      // one body name that must exist
+  CUSP_CONTROL_BODIES     // space-separated body names that must exist
 } cuspControlKeyType;
 
 typedef struct cuspControlKey_ {
