@@ -10,6 +10,7 @@
 extern "C" {
 #include "avoid.h"
 #include "control_registry.h"
+#include "inverse.h"
 #include "point_distance.h"
 }
 
@@ -154,8 +155,8 @@ TEST_F(AvoidStep, IncrementKeepsEveryRow) {
   mj_deleteModel(m);
 }
 
-// the key table in mjcf/README.md is the one the plugin parses (unit, default, range, meaning)
-TEST(AvoidConfig, KeyTableIsDocumentedVerbatim) {
+// the key tables in mjcf/README.md are the ones the plugins parse (unit, default, range, meaning)
+TEST(ControlConfig, KeyTablesAreDocumentedVerbatim) {
   std::string path = std::string(CUSP_SOURCE_DIR) + "/mjcf/README.md";
   FILE* f = std::fopen(path.c_str(), "r");
   ASSERT_NE(f, nullptr);
@@ -165,10 +166,13 @@ TEST(AvoidConfig, KeyTableIsDocumentedVerbatim) {
   while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, n);
   std::fclose(f);
   static char table[16384];
-  int len = cusp_control_markdown(table, sizeof(table), cusp_avoid_keys);
-  ASSERT_LT(len, (int)sizeof(table));
-  EXPECT_NE(text.find(table), std::string::npos)
-      << "mjcf/README.md lacks the current cusp.avoid key table:\n" << table;
+  const cuspControlKey* tables[2] = {cusp_avoid_keys, cusp_inverse_keys};
+  for (const cuspControlKey* keys : tables) {
+    int len = cusp_control_markdown(table, sizeof(table), keys);
+    ASSERT_LT(len, (int)sizeof(table));
+    EXPECT_NE(text.find(table), std::string::npos)
+        << "mjcf/README.md lacks the current key table:\n" << table;
+  }
 }
 
 }  // namespace

@@ -132,6 +132,29 @@ static int parse_one(cuspControlValue* v, const cuspControlKey* k, const char* p
       return parse_names(v, m, mjOBJ_BODY, 1, plugin, k->key, value, err, err_sz);
     case CUSP_CONTROL_BODIES:
       return parse_names(v, m, mjOBJ_BODY, 0, plugin, k->key, value, err, err_sz);
+    case CUSP_CONTROL_REALS: {
+      int n = count_words(value);
+      v->nreal = 0;
+      v->reals = n ? (mjtNum*)calloc(n, sizeof(mjtNum)) : NULL;
+      if (n && !v->reals) return cusp_control_fail(err, err_sz, plugin, k->key, value, "out of memory");
+      const char* c = value;
+      for (int i = 0; i < n; i++) {
+        char* end;
+        errno = 0;
+        double x = strtod(c, &end);
+        if (end == c || errno == ERANGE || !isfinite(x) ||
+            (*end && !isspace((unsigned char)*end))) {
+          return cusp_control_fail(err, err_sz, plugin, k->key, value, "not a list of numbers");
+        }
+        if (x < k->min || x > k->max) {
+          snprintf(why, sizeof(why), "%g out of range [%g, %g]", x, k->min, k->max);
+          return cusp_control_fail(err, err_sz, plugin, k->key, value, why);
+        }
+        v->reals[v->nreal++] = x;
+        c = end;
+      }
+      return 0;
+    }
   }
   return cusp_control_fail(err, err_sz, plugin, k->key, value, "internal: unknown key type");
 }
@@ -141,6 +164,9 @@ void cusp_control_values_free(cuspControlValue* values, int nkey) {
     free(values[k].ids);
     values[k].ids = NULL;
     values[k].nid = 0;
+    free(values[k].reals);
+    values[k].reals = NULL;
+    values[k].nreal = 0;
   }
 }
 
@@ -168,6 +194,7 @@ static const char* type_name(cuspControlKeyType t) {
     case CUSP_CONTROL_SITE: return "site name";
     case CUSP_CONTROL_BODY: return "body name";
     case CUSP_CONTROL_BODIES: return "body names";
+    case CUSP_CONTROL_REALS: return "reals";
   }
   return "?";
 }
@@ -177,7 +204,7 @@ int cusp_control_markdown(char* out, int out_sz, const cuspControlKey* keys) {
                                   "| --- | --- | --- | --- | --- | --- |\n");
   for (const cuspControlKey* k = keys; k->key; k++) {
     char range[128] = "-";
-    if (k->type == CUSP_CONTROL_REAL) {
+    if (k->type == CUSP_CONTROL_REAL || k->type == CUSP_CONTROL_REALS) {
       snprintf(range, sizeof(range), "[%g, %g]", k->min, k->max);
     } else if (k->type == CUSP_CONTROL_CHOICE) {
       snprintf(range, sizeof(range), "%s", k->choices);

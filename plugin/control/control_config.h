@@ -17,7 +17,8 @@ typedef enum cuspControlKeyType_ {
   CUSP_CONTROL_GEOMS,     // space-separated geom names that must exist
   CUSP_CONTROL_SITE,      // one site name that must exist
   CUSP_CONTROL_BODY,      // one body name that must exist
-  CUSP_CONTROL_BODIES     // space-separated body names that must exist
+  CUSP_CONTROL_BODIES,    // space-separated body names that must exist
+  CUSP_CONTROL_REALS      // space-separated finite numbers, each in [min, max]
 } cuspControlKeyType;
 
 typedef struct cuspControlKey_ {
@@ -37,6 +38,8 @@ typedef struct cuspControlValue_ {
   int choice;
   int* ids;  // (nid) site/geom/body ids
   int nid;
+  mjtNum* reals;  // (nreal) numbers of a REALS key
+  int nreal;
 } cuspControlValue;
 
 int cusp_control_nkey(const cuspControlKey* keys);  // keys terminated by {NULL}

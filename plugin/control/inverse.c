@@ -20,6 +20,7 @@
 enum {
   KEY_EFFECTORS = 0,
   KEY_TARGETS,
+  KEY_WEIGHTS,
   KEY_CONTACT,
   KEY_BANDWIDTH,
   KEY_MAX_SPEED,
@@ -34,6 +35,8 @@ const cuspControlKey cusp_inverse_keys[] = {
    "effector sites, all on one kinematic tree (the robot)"},
   {"targets", CUSP_CONTROL_BODIES, "", 0, 0, NULL, "-",
    "one body per effector whose position is its target (mocap bodies to move them)"},
+  {"weights", CUSP_CONTROL_REALS, "", 0, 1e6, NULL, "-",
+   "one weight per effector on its tracking term; empty: all 1"},
   {"contact", CUSP_CONTROL_CHOICE, "cusp", 0, 0, "cusp|ignore", "-",
    "cusp: the model holds the contacts of the scene's cusp.contact instance; ignore: none"},
   {"bandwidth", CUSP_CONTROL_REAL, "5", 0, 1e4, NULL, "1/s",
@@ -60,6 +63,7 @@ void cusp_inverse_free(void* object) {
   free(inv->hi);
   free(inv->effectors);
   free(inv->targets);
+  free(inv->weights);
   free(inv->dofs);
   free(inv->predicted_fn);
   free(inv->predicted_geom);
@@ -98,6 +102,9 @@ cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int 
   inv->targets = v[KEY_TARGETS].ids;
   int ntarget = v[KEY_TARGETS].nid;
   v[KEY_EFFECTORS].ids = v[KEY_TARGETS].ids = NULL;
+  inv->weights = v[KEY_WEIGHTS].reals;
+  int nweight = v[KEY_WEIGHTS].nreal;
+  v[KEY_WEIGHTS].reals = NULL;
   inv->use_contact = v[KEY_CONTACT].choice == 0;
   inv->bandwidth = v[KEY_BANDWIDTH].real;
   inv->max_speed = v[KEY_MAX_SPEED].real;
@@ -118,6 +125,18 @@ cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int 
              inv->neff);
     cusp_control_fail(err, err_sz, INVERSE_NAME, "targets", value ? value : "", why);
     goto fail;
+  }
+  if (nweight && nweight != inv->neff) {
+    value = mj_getPluginConfig(m, instance, "weights");
+    snprintf(why, sizeof(why), "%d weights for %d effectors: one per effector, or none", nweight,
+             inv->neff);
+    cusp_control_fail(err, err_sz, INVERSE_NAME, "weights", value ? value : "", why);
+    goto fail;
+  }
+  if (!nweight) {
+    inv->weights = (mjtNum*)malloc(inv->neff * sizeof(mjtNum));
+    if (!inv->weights) goto oom;
+    for (int e = 0; e < inv->neff; e++) inv->weights[e] = 1;
   }
   int tree = inv->tree = m->body_treeid[m->site_bodyid[inv->effectors[0]]];
   for (int e = 0; e < inv->neff; e++) {
@@ -293,6 +312,10 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
     mju_scl3(vdes + 3 * e, err, inv->bandwidth);
     mjtNum speed = mju_norm3(vdes + 3 * e);
     if (speed > inv->max_speed) mju_scl3(vdes + 3 * e, vdes + 3 * e, inv->max_speed / speed);
+    // the weight scales the effector's rows and its desired velocity alike (weight^2 on its
+    // squared tracking error)
+    mju_scl(J + (size_t)3 * e * nv, J + (size_t)3 * e * nv, inv->weights[e], 3 * (size_t)nv);
+    mju_scl3(vdes + 3 * e, vdes + 3 * e, inv->weights[e]);
   }
   // contact rows: normal, then the r directions d_k = cos t + sin o (the simulation's cone)
   for (int k = 0, c = 0; ci && k < ci->work.ncontact && c < ncontact; k++) {
@@ -452,8 +475,10 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
   // (at most `iterations` rounds); a contact-free model needs one round
   mju_zero(lambda, nc + 1);
   for (int a = 0; a < nu; a++) u[a] = mju_clip(0, inv->lo[a], inv->hi[a]);
-  cuspLcpStatus status = CUSP_LCP_SOLVED;
-  int rounds = 0;
+  cuspLcpStatus status = CUSP_LCP_SOLVED, last = CUSP_LCP_SOLVED;
+  int rounds = 0, settled = 0;
+  mjtNum* ugood = mj_stackAllocNum(d, nu);     // the last actuation whose solves all succeeded
+  mjtNum* lgood = mj_stackAllocNum(d, nc + 1); // and its impulses
   mjtNum* uold = mj_stackAllocNum(d, nu);
   for (rounds = 0; rounds < inv->iterations; rounds++) {
     mju_copy(uold, u, nu);
@@ -466,8 +491,13 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
       qu[a] = v;
     }
     cuspLcpInfo uinfo;
-    status = cusp_lcp_fbnewton(u, NULL, &uinfo, &uprob, &uopt, uwork, ubytes);
-    if (status != CUSP_LCP_SOLVED || !ncontact) break;
+    last = cusp_lcp_fbnewton(u, NULL, &uinfo, &uprob, &uopt, uwork, ubytes);
+    if (last != CUSP_LCP_SOLVED) break;
+    if (!ncontact) {
+      mju_copy(ugood, u, nu);
+      settled = 1;
+      break;
+    }
     for (int c = 0; c < ncontact; c++) {  // free contact velocities with this actuation
       for (int e = 0; e <= r; e++) {
         int k = c * (1 + r) + e;
@@ -483,8 +513,8 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
       }
     }
     cuspConditionInfo cinfo;
-    status = cusp_contact_solve(fn, beta, gamma, NULL, &cinfo, &clcp, &copt, cwork, cbytes);
-    if (status != CUSP_LCP_SOLVED) break;
+    last = cusp_contact_solve(fn, beta, gamma, NULL, &cinfo, &clcp, &copt, cwork, cbytes);
+    if (last != CUSP_LCP_SOLVED) break;
     // under-relaxed: the two blocks pull against each other where the actuation presses into a
     // contact, and the plain alternation then cycles
     mjtNum w = rounds ? 0.5 : 1;
@@ -496,7 +526,21 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
     }
     mjtNum change = 0;
     for (int a = 0; a < nu; a++) change = mju_max(change, fabs(u[a] - uold[a]));
-    if (rounds > 0 && change <= 1e-9 * range) break;
+    mju_copy(ugood, u, nu);
+    mju_copy(lgood, lambda, nc);
+    if (rounds > 0 && change <= 1e-9 * range) {
+      settled = 1;
+      break;
+    }
+  }
+  // a failed solve in a later round keeps the last round that solved; only a first round that
+  // fails is a failed step (the actuators then hold zero force)
+  int have = settled || rounds > 0;
+  if (rounds == inv->iterations) rounds--;  // ran out of rounds: report the last one
+  status = have ? CUSP_LCP_SOLVED : last;
+  if (have) {
+    mju_copy(u, ugood, nu);
+    mju_copy(lambda, lgood, nc);
   }
 
   mjtNum force = 0, speed_error = 0;

@@ -49,6 +49,7 @@ typedef struct cuspInverse_ {
   int neff;
   int* effectors;      // (neff) site ids
   int* targets;        // (neff) body ids
+  mjtNum* weights;     // (neff) tracking weights
   int use_contact;     // 1: rows of the cusp.contact instance's contacts; 0: ignored
   int contact_instance;// plugin instance index of cusp.contact, -1 if none
   mjtNum bandwidth;    // 1/s

@@ -176,3 +176,65 @@ def test_avoid_refuses_actuator_without_activation():
     xml = arm7_xml().replace('joint="j3" instance="avoid" actdim="1"', 'joint="j3" instance="avoid"')
     with pytest.raises(ValueError, match="actdim"):
         mujoco.MjModel.from_xml_string(xml)
+
+
+# ---- cusp.inverse -------------------------------------------------------------------------------
+
+LEAN = REPO / "mjcf" / "inverse_lean.xml"
+(INV_STEPS, INV_FAILURES, INV_CONTACTS, INV_FORCE, INV_TRACK_ERROR, INV_SPEED_ERROR, INV_STATUS,
+ INV_LAST_FAILED, INV_ROUNDS) = range(9)
+
+
+def lean_xml(**config):
+    xml = LEAN.read_text()
+    for key, value in config.items():
+        if f'key="{key}"' in xml:
+            xml = re.sub(f'key="{key}" value="[^"]*"', f'key="{key}" value="{value}"', xml)
+        else:
+            xml = xml.replace('<config key="targets"',
+                              f'<config key="{key}" value="{value}" /><config key="targets"', 1)
+    return xml
+
+
+@pytest.mark.parametrize("key,value,expect", [
+    ("targets", "target", "1 targets for 2 effectors"),
+    ("weights", "1 2 3", "3 weights for 2 effectors"),
+    ("weights", "1 -1", "out of range"),
+    ("effectors", "arm_disk21_c0 nosuch", "no site named 'nosuch'"),
+    ("horizon", "0", "out of range"),
+    ("contact", "maybe", "expected one of"),
+])
+def test_inverse_bad_config_names_key_and_value(key, value, expect):
+    cusp.load()
+    with pytest.raises(ValueError) as err:
+        mujoco.MjModel.from_xml_string(lean_xml(**{key: value}))
+    text = str(err.value)
+    assert "cusp.inverse" in text and f"'{key}'" in text and f"'{value}'" in text and expect in text
+
+
+def test_inverse_needs_a_contact_instance_unless_contact_is_ignored():
+    cusp.load()
+    no_contact = re.sub(r'<plugin plugin="cusp.contact">.*?</plugin>', '', lean_xml(), flags=re.S)
+    with pytest.raises(ValueError, match="'contact' has value 'cusp'.*no cusp.contact instance"):
+        mujoco.MjModel.from_xml_string(no_contact)
+    ignored = re.sub(r'<plugin plugin="cusp.contact">.*?</plugin>', '',
+                     lean_xml(contact="ignore"), flags=re.S)
+    assert mujoco.MjModel.from_xml_string(ignored).nplugin == 1
+
+
+def test_inverse_steps_deterministically_with_contacts_in_its_model():
+    """Two MjData of the leaning scene, 0.3 s in (the arm reaches the box at ~0.25 s): bitwise the
+    same, no failed solve, and contact rows in the controller's model at the end."""
+    cusp.load()
+    m = mujoco.MjModel.from_xml_string(lean_xml())
+    d1, d2 = mujoco.MjData(m), mujoco.MjData(m)
+    for _ in range(3500):
+        mujoco.mj_step(m, d1)
+        mujoco.mj_step(m, d2)
+    assert np.array_equal(d1.qpos, d2.qpos) and np.array_equal(d1.actuator_force, d2.actuator_force)
+    state = d1.plugin_state[m.plugin_stateadr[0]:]
+    assert state[INV_FAILURES] == 0
+    assert state[INV_CONTACTS] > 0, "the arm has not reached the box: the test shows nothing"
+    u = d1.actuator_force
+    lo, hi = m.actuator_forcerange[:, 0], m.actuator_forcerange[:, 1]
+    assert np.all(u >= lo - 1e-9) and np.all(u <= hi + 1e-9)  # the boxes hold
