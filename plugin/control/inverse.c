@@ -27,6 +27,7 @@ enum {
   KEY_HORIZON,
   KEY_EFFORT,
   KEY_ITERATIONS,
+  KEY_STICKING,
   NKEY
 };
 
@@ -51,6 +52,9 @@ const cuspControlKey cusp_inverse_keys[] = {
    "(picks one actuation among redundant ones)"},
   {"iterations", CUSP_CONTROL_REAL, "20", 1, 1000, NULL, "-",
    "rounds of the block Gauss-Seidel between actuation and contact impulses per step"},
+  {"sticking", CUSP_CONTROL_CHOICE, "modes", 0, 0, "modes|off", "-",
+   "modes: contacts keep the last step's mode (Coevoet's QP, exact while it holds), the "
+   "Gauss-Seidel only when that QP fails; off: always the Gauss-Seidel"},
   {NULL, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -111,6 +115,7 @@ cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int 
   inv->horizon = v[KEY_HORIZON].real;
   inv->effort = v[KEY_EFFORT].real;
   inv->iterations = (int)v[KEY_ITERATIONS].real;
+  inv->sticking = v[KEY_STICKING].choice == 0;
   cusp_control_values_free(v, NKEY);
   const char* value;
   char why[320];
@@ -471,16 +476,295 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
     cwork = mj_stackAllocByte(d, cbytes, sizeof(mjtNum));
   }
 
+  // ---- sticking contacts (Coevoet's QP): the contacts loaded in the last step hold their mode:
+  // a sticking contact is bilateral in n, t, o, a sliding one in n alone, so the impulses are
+  // affine in the actuation, lambda(u) = l0 + L u from (W_A + eps I) lambda = -(b_A + G_A u), and
+  // the tracking is a box QP in u under lambda_n(u) >= 0 and the friction pyramid
+  // |lambda_t|, |lambda_o| <= mu lambda_n: with multipliers mu_i, the monotone box LCP
+  //   [Q  -(C L)^T; C L  0] (u, mu) + (q, C l0),  u in its box, mu >= 0.
+  // It is exact for a mode that holds; when the QP fails or a predicted impulse leaves the
+  // last mode, the block Gauss-Seidel on the full complementarity below decides.
+  int stick_done = 0;
+  int na = 0, ncon = 0;  // bilateral rows, inequality rows
+  int* arow = mj_stackAllocInt(d, 3 * (size_t)ncontact + 1);  // contact of each bilateral row
+  int* akind = mj_stackAllocInt(d, 3 * (size_t)ncontact + 1); // 0 n, 1 t, 2 o
+  for (int c = 0; c < ncontact; c++) {
+    if (used[c]->mode == CUSP_MODE_BREAK) continue;
+    int stick = used[c]->mode == CUSP_MODE_STICK && r >= 2;
+    for (int e = 0; e < (stick ? 3 : 1); e++) {
+      arow[na] = c;
+      akind[na] = e;
+      na++;
+    }
+    ncon += stick ? 5 : 1;
+  }
+  if (na && inv->sticking) {
+    // reduced rows of the bilateral set and their Mh^-1: n, t = d_0, o = (d_1 - cos t) / sin
+    mjtNum* Ar = mj_stackAllocNum(d, (size_t)na * nr);
+    mjtNum* AT = mj_stackAllocNum(d, (size_t)na * nr);
+    mjtNum* av = mj_stackAllocNum(d, na);  // free velocity of each row (+ gap / H for normals)
+    mjtNum* aG = mj_stackAllocNum(d, (size_t)na * nu);
+    mjtNum c1 = r >= 2 ? ci->work.cone[2] : 0, s1 = r >= 2 ? ci->work.cone[3] : 1;
+    for (int i = 0; i < na; i++) {
+      int base = ne + arow[i] * (1 + r);  // the contact's normal row
+      const mjtNum* j0 = Jr + (size_t)(base + (akind[i] ? 1 : 0)) * nr;
+      const mjtNum* t0 = T + (size_t)(base + (akind[i] ? 1 : 0)) * nr;
+      mjtNum v0 = rowv[base + (akind[i] ? 1 : 0)];
+      mju_copy(Ar + (size_t)i * nr, j0, nr);
+      mju_copy(AT + (size_t)i * nr, t0, nr);
+      av[i] = v0;
+      mju_copy(aG + (size_t)i * nu, G + (size_t)(base - ne + (akind[i] ? 1 : 0)) * nu, nu);
+      if (akind[i] == 2) {  // o from d_1 and t
+        mjtNum* ar = Ar + (size_t)i * nr;
+        mjtNum* at = AT + (size_t)i * nr;
+        const mjtNum* j1 = Jr + (size_t)(base + 2) * nr;
+        const mjtNum* t1 = T + (size_t)(base + 2) * nr;
+        for (int k = 0; k < nr; k++) {
+          ar[k] = (j1[k] - c1 * ar[k]) / s1;
+          at[k] = (t1[k] - c1 * at[k]) / s1;
+        }
+        av[i] = (rowv[base + 2] - c1 * av[i]) / s1;
+        mjtNum* g = aG + (size_t)i * nu;
+        const mjtNum* g1 = G + (size_t)(base - ne + 2) * nu;
+        for (int a = 0; a < nu; a++) g[a] = (g1[a] - c1 * g[a]) / s1;
+      }
+      if (akind[i] == 0) av[i] += mju_max(used[arow[i]]->gap, 0) / H;  // close an open gap
+    }
+    // W_A (na x na) + Tikhonov, factor; l0 = -W^-1 av, L = -W^-1 G_A
+    mjtNum* WA = mj_stackAllocNum(d, (size_t)na * na);
+    mjtNum wmax = 0;
+    for (int i = 0; i < na; i++) {
+      for (int k = 0; k < na; k++) {
+        WA[i * na + k] = mju_dot(Ar + (size_t)i * nr, AT + (size_t)k * nr, nr);
+      }
+      wmax = mju_max(wmax, WA[i * na + i]);
+    }
+    for (int i = 0; i < na; i++) WA[i * na + i] += 1e-9 * wmax;
+    mjtNum* l0 = mj_stackAllocNum(d, na);
+    mjtNum* L = mj_stackAllocNum(d, (size_t)na * nu);  // column a at L[a * na]
+    mjtNum* col = mj_stackAllocNum(d, na);
+    if (mju_cholFactor(WA, na, mjMINVAL) == na) {
+      mju_scl(col, av, -1, na);
+      mju_cholSolve(l0, WA, col, na);
+      for (int a = 0; a < nu; a++) {
+        for (int i = 0; i < na; i++) col[i] = -aG[(size_t)i * nu + a];
+        mju_cholSolve(L + (size_t)a * na, WA, col, na);
+      }
+      // effector: Je v = rowv + Ae u + Ce_A lambda(u); Ce_A row i = Je Mh^-1 A_i^T
+      mjtNum* At_ = mj_stackAllocNum(d, (size_t)ne * nu);  // effective Ae
+      mjtNum* rt = mj_stackAllocNum(d, ne);                 // effective rowv - vdes
+      for (int e = 0; e < ne; e++) {
+        mjtNum* ce = col;  // reuse: Ce_A row e (na)
+        for (int i = 0; i < na; i++) ce[i] = mju_dot(Jr + (size_t)e * nr, AT + (size_t)i * nr, nr);
+        rt[e] = rowv[e] - vdes[e] + mju_dot(ce, l0, na);
+        for (int a = 0; a < nu; a++) {
+          At_[e * nu + a] = Ae[e * nu + a] + mju_dot(ce, L + (size_t)a * na, na);
+        }
+      }
+      // inequality rows on lambda: C (ncon x na) applied to l0 and L
+      int n2 = nu + ncon;
+      mjtNum* M2 = mj_stackAllocNum(d, (size_t)n2 * n2);
+      mjtNum* q2 = mj_stackAllocNum(d, n2);
+      mjtNum* lo2 = mj_stackAllocNum(d, n2);
+      mjtNum* hi2 = mj_stackAllocNum(d, n2);
+      mjtNum* z2 = mj_stackAllocNum(d, n2);
+      mju_zero(M2, (size_t)n2 * n2);
+      mjtNum qdiag = 0;
+      for (int a = 0; a < nu; a++) {
+        for (int b = 0; b < nu; b++) {
+          mjtNum v = 0;
+          for (int e = 0; e < ne; e++) v += At_[e * nu + a] * At_[e * nu + b];
+          M2[a + (size_t)b * n2] = v;
+        }
+        qdiag = mju_max(qdiag, M2[a + (size_t)a * n2]);
+        mjtNum v = 0;
+        for (int e = 0; e < ne; e++) v += At_[e * nu + a] * rt[e];
+        q2[a] = v;
+        lo2[a] = inv->lo[a];
+        hi2[a] = inv->hi[a];
+      }
+      for (int a = 0; a < nu; a++) M2[a + (size_t)a * n2] += inv->effort * (qdiag > 0 ? qdiag : 1);
+      // constraint k: sum_i coef_i lambda_i >= 0 over the contact's rows
+      int k = 0;
+      for (int i = 0; i < na; i++) {
+        if (akind[i] != 0) continue;  // one group per contact, starting at its normal row
+        int stick = i + 2 < na && arow[i + 1] == arow[i] && akind[i + 1] == 1;
+        mjtNum mu = used[arow[i]]->mu;
+        // rows: n; mu n - t; mu n + t; mu n - o; mu n + o
+        for (int g = 0; g < (stick ? 5 : 1); g++) {
+          mjtNum cn = g == 0 ? 1 : mu, ct = 0, co = 0;
+          if (g == 1) ct = -1;
+          if (g == 2) ct = 1;
+          if (g == 3) co = -1;
+          if (g == 4) co = 1;
+          int row = nu + k;
+          mjtNum c0 = cn * l0[i] + (stick ? ct * l0[i + 1] + co * l0[i + 2] : 0);
+          q2[row] = c0;
+          for (int a = 0; a < nu; a++) {
+            const mjtNum* La = L + (size_t)a * na;
+            mjtNum v = cn * La[i] + (stick ? ct * La[i + 1] + co * La[i + 2] : 0);
+            M2[row + (size_t)a * n2] = v;    // C L
+            M2[a + (size_t)row * n2] = -v;   // -(C L)^T
+          }
+          lo2[row] = 0;
+          hi2[row] = INFINITY;
+          k++;
+        }
+      }
+      cuspLcpProblem p2 = {n2, M2, n2, q2, lo2, hi2};
+      cuspLcpOptions o2 = cusp_lcp_default_options();
+      o2.tol = 1e-10 * mju_max(range, 1);
+      o2.max_iter = 200;
+      size_t b2 = cusp_lcp_fbnewton_worksize(n2);
+      void* w2 = mj_stackAllocByte(d, b2, sizeof(mjtNum));
+      cuspLcpInfo i2;
+      mju_zero(z2, n2);
+      for (int a = 0; a < nu; a++) z2[a] = mju_clip(0, inv->lo[a], inv->hi[a]);
+      if (cusp_lcp_fbnewton(z2, NULL, &i2, &p2, &o2, w2, b2) == CUSP_LCP_SOLVED) {
+        mju_copy(u, z2, nu);
+        // the impulses, back in the rows' layout of the full model (normal and directions)
+        mju_zero(lambda, nc + 1);
+        for (int i = 0; i < na; i++) {
+          mjtNum li = l0[i];
+          for (int a = 0; a < nu; a++) li += L[(size_t)a * na + i] * u[a];
+          int base = arow[i] * (1 + r);
+          if (akind[i] == 0) lambda[base] = li;
+        }
+        // a friction impulse (t, o) is split over the directions d_k it lies between
+        for (int c = 0; c < ncontact; c++) {
+          int i = -1;
+          for (int q = 0; q < na; q++) {
+            if (arow[q] == c && akind[q] == 1) i = q;
+          }
+          if (i < 0) continue;
+          mjtNum lt = l0[i], lo_ = l0[i + 1];
+          for (int a = 0; a < nu; a++) {
+            lt += L[(size_t)a * na + i] * u[a];
+            lo_ += L[(size_t)a * na + i + 1] * u[a];
+          }
+          mjtNum th = atan2(lo_, lt), mag = mju_sqrt(lt * lt + lo_ * lo_);
+          if (th < 0) th += 2 * mjPI;
+          int k0 = (int)floor(th / (2 * mjPI / r)) % r, k1 = (k0 + 1) % r;
+          // mag (cos th, sin th) = a d_k0 + b d_k1
+          mjtNum x0 = ci->work.cone[2 * k0], y0 = ci->work.cone[2 * k0 + 1];
+          mjtNum x1 = ci->work.cone[2 * k1], y1 = ci->work.cone[2 * k1 + 1];
+          mjtNum det = x0 * y1 - x1 * y0;
+          mjtNum fx = mag * cos(th), fy = mag * sin(th);
+          lambda[c * (1 + r) + 1 + k0] = (fx * y1 - fy * x1) / det;
+          lambda[c * (1 + r) + 1 + k1] = (x0 * fy - y0 * fx) / det;
+        }
+        stick_done = 1;
+      }
+    }
+  }
+
+  // ---- the whole complementarity as one box LCP (when the modes do not hold): actuation
+  // optimality and the contacts' rows together, (u, per contact fn, beta (r), gamma), Ruiz-scaled
+  // and solved by FB Newton; the block Gauss-Seidel below only if this fails
+  int mono_done = 0;
+  if (!stick_done && ncontact) {
+    int s = r + 2, n = nu + ncontact * s;
+    // the box LCP, column-major (n x n): unknowns u (nu), then per contact (fn, beta (r), gamma)
+    mjtNum* M = mj_stackAllocNum(d, (size_t)n * n);
+    mjtNum* q = mj_stackAllocNum(d, n);
+    mjtNum* lo = mj_stackAllocNum(d, n);
+    mjtNum* hi = mj_stackAllocNum(d, n);
+    mjtNum* z = mj_stackAllocNum(d, n);
+    mju_zero(M, (size_t)n * n);
+  #define UNKNOWN(k) (nu + ((k) / (1 + r)) * s + ((k) % (1 + r)))
+    // u rows: Ae^T Ae u + eps u + Ae^T Ce lambda + Ae^T (Je v_H0 - vdes)
+    mjtNum diag = 0;
+    for (int a = 0; a < nu; a++) {
+      for (int b = 0; b < nu; b++) {
+        mjtNum v = 0;
+        for (int i = 0; i < ne; i++) v += Ae[i * nu + a] * Ae[i * nu + b];
+        M[a + (size_t)b * n] = v;
+      }
+      if (M[a + (size_t)a * n] > diag) diag = M[a + (size_t)a * n];
+      for (int k = 0; k < nc; k++) {
+        mjtNum v = 0;
+        for (int i = 0; i < ne; i++) v += Ae[i * nu + a] * Ce[i * nc + k];
+        M[a + (size_t)UNKNOWN(k) * n] = v;
+      }
+      mjtNum v = 0;
+      for (int i = 0; i < ne; i++) v += Ae[i * nu + a] * (rowv[i] - vdes[i]);
+      q[a] = v;
+      lo[a] = inv->lo[a];
+      hi[a] = inv->hi[a];
+    }
+    for (int a = 0; a < nu; a++) M[a + (size_t)a * n] += inv->effort * (diag > 0 ? diag : 1);
+    // contact rows, as the simulation writes them (CUSP 10-13), over the horizon
+    for (int c = 0; c < ncontact; c++) {
+      const cuspContact* ct = used[c];
+      for (int e = 0; e < 1 + r; e++) {
+        int k = c * (1 + r) + e;  // contact velocity row
+        int row = UNKNOWN(k);
+        const mjtNum* jr = Jr + (size_t)(ne + k) * nr;
+        for (int a = 0; a < nu; a++) {
+          M[row + (size_t)a * n] = H * mju_dot(jr, T + (size_t)(nrow + a) * nr, nr);
+        }
+        for (int k2 = 0; k2 < nc; k2++) {
+          M[row + (size_t)UNKNOWN(k2) * n] = mju_dot(jr, T + (size_t)(ne + k2) * nr, nr);
+        }
+        mjtNum vfree = rowv[ne + k];
+        q[row] = e == 0 ? cusp_normal_rhs(vfree, ct->gap + H * vfree, H, ci->cfg.gap_alpha,
+                                          ci->cfg.pushout_speed)
+                        : vfree;
+        if (e > 0) M[row + (size_t)(nu + c * s + r + 1) * n] = 1;  // + gamma
+        lo[row] = 0;
+        hi[row] = INFINITY;
+      }
+      int gr = nu + c * s + r + 1;  // cone row: mu fn - sum beta
+      M[gr + (size_t)(nu + c * s) * n] = ct->mu;
+      for (int e = 1; e <= r; e++) M[gr + (size_t)(nu + c * s + e) * n] = -1;
+      q[gr] = 0;
+      lo[gr] = 0;
+      hi[gr] = INFINITY;
+    }
+  #undef UNKNOWN
+
+    // conditioning (condition.h, stage 2): Ruiz equilibration of (M, q); the u rows and the
+    // contact rows differ by orders of magnitude. The scaled unknowns z / dc keep scaled boxes.
+    mjtNum* dr = mj_stackAllocNum(d, n);
+    mjtNum* dc = mj_stackAllocNum(d, n);
+    mjtNum* rowsq = mj_stackAllocNum(d, n);
+    cusp_ruiz(M, q, dr, dc, n, n, 5, rowsq);
+    for (int i = 0; i < n; i++) {
+      lo[i] /= dc[i];
+      hi[i] /= dc[i];
+    }
+    cuspLcpProblem prob = {n, M, n, q, lo, hi};
+    cuspLcpOptions opt = cusp_lcp_default_options();
+    opt.tol = 1e-10;
+    opt.max_iter = 100;
+    size_t bytes = cusp_lcp_fbnewton_worksize(n);
+    void* work = mj_stackAllocByte(d, bytes, sizeof(mjtNum));
+    cuspLcpInfo info;
+    mju_zero(z, n);
+    for (int a = 0; a < nu; a++) z[a] = mju_clip(0, lo[a], hi[a]);
+    if (cusp_lcp_fbnewton(z, NULL, &info, &prob, &opt, work, bytes) == CUSP_LCP_SOLVED) {
+      for (int i = 0; i < n; i++) z[i] *= dc[i];
+      mju_copy(u, z, nu);
+      for (int c = 0; c < ncontact; c++) mju_copy(lambda + c * (1 + r), z + nu + c * s, 1 + r);
+      mono_done = 1;
+    }
+
+
+  }
+
   // block Gauss-Seidel between the two: u for the impulses, the impulses for u, until u settles
   // (at most `iterations` rounds); a contact-free model needs one round
-  mju_zero(lambda, nc + 1);
-  for (int a = 0; a < nu; a++) u[a] = mju_clip(0, inv->lo[a], inv->hi[a]);
+  if (mono_done) stick_done = 1;  // the Gauss-Seidel is not needed
+  if (!stick_done) {
+    mju_zero(lambda, nc + 1);
+    for (int a = 0; a < nu; a++) u[a] = mju_clip(0, inv->lo[a], inv->hi[a]);
+  }
   cuspLcpStatus status = CUSP_LCP_SOLVED, last = CUSP_LCP_SOLVED;
   int rounds = 0, settled = 0;
   mjtNum* ugood = mj_stackAllocNum(d, nu);     // the last actuation whose solves all succeeded
   mjtNum* lgood = mj_stackAllocNum(d, nc + 1); // and its impulses
   mjtNum* uold = mj_stackAllocNum(d, nu);
-  for (rounds = 0; rounds < inv->iterations; rounds++) {
+  for (rounds = 0; rounds < inv->iterations && !stick_done; rounds++) {
     mju_copy(uold, u, nu);
     for (int i = 0; i < ne; i++) {
       ue[i] = rowv[i] - vdes[i] + (nc ? mju_dot(Ce + (size_t)i * nc, lambda, nc) : 0);
@@ -535,10 +819,10 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
   }
   // a failed solve in a later round keeps the last round that solved; only a first round that
   // fails is a failed step (the actuators then hold zero force)
-  int have = settled || rounds > 0;
+  int have = settled || rounds > 0 || stick_done;
   if (rounds == inv->iterations) rounds--;  // ran out of rounds: report the last one
   status = have ? CUSP_LCP_SOLVED : last;
-  if (have) {
+  if (have && !stick_done) {
     mju_copy(u, ugood, nu);
     mju_copy(lambda, lgood, nc);
   }
@@ -567,7 +851,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
     state[CUSP_INVERSE_STATE_TRACK_ERROR] = track_error;
     state[CUSP_INVERSE_STATE_SPEED_ERROR] = mju_sqrt(speed_error);
     state[CUSP_INVERSE_STATE_STATUS] = status;
-    state[CUSP_INVERSE_STATE_ROUNDS] = rounds + 1;
+    state[CUSP_INVERSE_STATE_ROUNDS] = stick_done ? 0 : rounds + 1;
     state[CUSP_INVERSE_STATE_LAST_FAILED] = status != CUSP_LCP_SOLVED;
   }
   return status;

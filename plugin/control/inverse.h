@@ -57,6 +57,7 @@ typedef struct cuspInverse_ {
   mjtNum horizon;      // s
   mjtNum effort;       // eps, relative to the largest diagonal of Ae^T Ae
   int iterations;      // block Gauss-Seidel rounds per step
+  int sticking;        // 1: first the QP with the contacts' last modes held
   int tree;            // the effectors' kinematic tree
   int ndof;
   int* dofs;           // (ndof) ascending: the effectors' kinematic tree
