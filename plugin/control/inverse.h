@@ -10,10 +10,12 @@
 // cusp.contact resolved in the last step on the robot (normal and r friction directions: the
 // simulation's polyhedral cone, sticking and sliding), lambda their impulses under the
 // simulation's complementarity (CUSP 10-13, conditioned and solved by cusp_contact_solve with the
-// scene's cusp.contact settings). Actuation and impulses are found by a block Gauss-Seidel: the
-// actuation box QP (an SPD box LCP, FB Newton) for the impulses, then the contact LCP for the
-// actuation, impulses under-relaxed, until u settles or `iterations` rounds. With `contact` =
-// ignore the rows are left out: the same controller on a contact-free model.
+// scene's cusp.contact settings). Actuation and impulses are found in up to three tries: the
+// contacts keep their last mode (Coevoet's QP with sticking rows bilateral, a monotone box LCP);
+// else the whole complementarity as one Ruiz-scaled box LCP (FB Newton); else a block
+// Gauss-Seidel (the actuation box QP for the impulses, the contact LCP for the actuation,
+// impulses under-relaxed, until u settles or `iterations` rounds). With `contact` = ignore the
+// rows are left out: the same controller on a contact-free model.
 #ifndef CUSP_PLUGIN_INVERSE_H_
 #define CUSP_PLUGIN_INVERSE_H_
 
