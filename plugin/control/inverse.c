@@ -14,6 +14,7 @@
 #include "instance.h"
 
 #define INVERSE_NAME "cusp.inverse"
+#define CUSP_INVERSE_TOUCH 1e-4  // m, gap under which a released contact counts as touching
 
 //---------------------------------- configuration --------------------------------------------------
 
@@ -489,8 +490,12 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
   int* arow = mj_stackAllocInt(d, 3 * (size_t)ncontact + 1);  // contact of each bilateral row
   int* akind = mj_stackAllocInt(d, 3 * (size_t)ncontact + 1); // 0 n, 1 t, 2 o
   for (int c = 0; c < ncontact; c++) {
-    if (used[c]->mode == CUSP_MODE_BREAK) continue;
-    int stick = used[c]->mode == CUSP_MODE_STICK && r >= 2;
+    // hysteresis: a contact released in the last step but still touching (gap within
+    // CUSP_INVERSE_TOUCH) stays in the model as sticking; leaving it out let the actuation press
+    // freely, the next step stick, and the two alternate from step to step
+    int touching = used[c]->gap <= CUSP_INVERSE_TOUCH;
+    if (used[c]->mode == CUSP_MODE_BREAK && !touching) continue;
+    int stick = used[c]->mode != CUSP_MODE_SLIDE && r >= 2;
     for (int e = 0; e < (stick ? 3 : 1); e++) {
       arow[na] = c;
       akind[na] = e;
