@@ -54,7 +54,8 @@ TEST(PointDistance, AgreesWithMujocoGeomDistanceOutside) {
       for (int i = 0; i < 3; i++) d->mocap_pos[i] = m->geom_pos[3 * g + i] + 0.35 * uniform();
       mj_forward(m, d);
       mjtNum normal[3], closest[3], fromto[6];
-      mjtNum ours = cusp_point_geom_distance(normal, closest, m, d, g, d->geom_xpos + 3 * probe) - r;
+      const mjtNum* centre = d->geom_xpos + 3 * probe;
+      mjtNum ours = cusp_point_geom_distance(normal, closest, m, d, g, centre) - r;
       mjtNum theirs = mj_geomDistance(m, d, probe, g, 1.0, fromto);
       if (theirs <= 1e-3 || theirs >= 1.0) continue;  // separated pairs: MuJoCo's query is exact
       // MuJoCo's convex pairs (capsule-box, cylinder) iterate: agree to 1e-6 m

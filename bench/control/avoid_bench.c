@@ -151,7 +151,8 @@ int main(int argc, char** argv) {
          " \"projection_us_with_active_rows\": {\"steps\": %d, \"median\": %.2f, \"p99\": %.2f, "
          "\"max\": %.2f},\n"
          " \"rows\": {\"mean\": %.2f, \"max\": %d},\n"
-         " \"step_us\": {\"cusp_avoid\": %.2f, \"stock_position_servos\": %.2f, \"ratio\": %.2f}}\n",
+         " \"step_us\": {\"cusp_avoid\": %.2f, \"stock_position_servos\": %.2f, "
+         "\"ratio\": %.2f}}\n",
          scene, a->nact, a->nsphere, a->nobstacle, steps, mean, us[steps / 2],
          us[(int)(0.99 * (steps - 1))], us[steps - 1], nsolved,
          nsolved ? us_solved[nsolved / 2] : 0, nsolved ? us_solved[(int)(0.99 * (nsolved - 1))] : 0,

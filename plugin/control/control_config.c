@@ -136,7 +136,9 @@ static int parse_one(cuspControlValue* v, const cuspControlKey* k, const char* p
       int n = count_words(value);
       v->nreal = 0;
       v->reals = n ? (mjtNum*)calloc(n, sizeof(mjtNum)) : NULL;
-      if (n && !v->reals) return cusp_control_fail(err, err_sz, plugin, k->key, value, "out of memory");
+      if (n && !v->reals) {
+        return cusp_control_fail(err, err_sz, plugin, k->key, value, "out of memory");
+      }
       const char* c = value;
       for (int i = 0; i < n; i++) {
         char* end;
