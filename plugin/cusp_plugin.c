@@ -7,6 +7,8 @@
 
 #include <mujoco/mujoco.h>
 
+#include "avoid.h"  // the controller plugins (control/) on the same library
+#include "inverse.h"
 #include "config.h"
 #include "instance.h"
 #include "patch.h"  // patch contact (issue 6)
@@ -167,4 +169,6 @@ mjPLUGIN_LIB_INIT(cusp) {
   plugin.advance = cusp_advance;
   plugin.visualize = cusp_visualize;
   mjp_registerPlugin(&plugin);
+  cusp_avoid_register();
+  cusp_inverse_register();
 }

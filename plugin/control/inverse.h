@@ -1,0 +1,91 @@
+// cusp.inverse: inverse control through contact as an actuator plugin (after Coevoet, Escande
+// and Duriez's QP with complementarity constraints, on cusp's own contact rows).
+//
+// Every step the plugin chooses the forces u of its actuators (boxes: their forceranges) for
+//   min_u  1/2 |Je v_H(u, lambda) - v_des|^2 + 1/2 eps |u|^2,
+// v_des = bandwidth (target - effector), capped at max_speed, per effector site, where v_H is the
+// velocity over a horizon H implicit in inertia and damping (M + H D, equality-condensed as in
+// plugin/dynamics.h), v_H = Mh^-1 (M v + H (f + B u) + Jc^T lambda): for the overdamped soft arms
+// the quasi-static flow (Coevoet's setting is quasi-static). Jc are the rows of the contacts
+// cusp.contact resolved in the last step on the robot (normal and r friction directions: the
+// simulation's polyhedral cone, sticking and sliding), lambda their impulses under the
+// simulation's complementarity (CUSP 10-13, conditioned and solved by cusp_contact_solve with the
+// scene's cusp.contact settings). Actuation and impulses are found in up to three tries: the
+// contacts keep their last mode (Coevoet's QP with sticking rows bilateral, a monotone box LCP);
+// else the whole complementarity as one Ruiz-scaled box LCP (FB Newton); else a block
+// Gauss-Seidel (the actuation box QP for the impulses, the contact LCP for the actuation,
+// impulses under-relaxed, until u settles or `iterations` rounds). With `contact` = ignore the
+// rows are left out: the same controller on a contact-free model.
+#ifndef CUSP_PLUGIN_INVERSE_H_
+#define CUSP_PLUGIN_INVERSE_H_
+
+#include <mujoco/mujoco.h>
+
+#include "control_config.h"
+#include "dynamics.h"
+#include "lcp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// published state of a cusp.inverse instance (d->plugin_state + m->plugin_stateadr[instance])
+typedef enum cuspInverseStateSlot_ {
+  CUSP_INVERSE_STATE_STEPS = 0,     // control steps computed
+  CUSP_INVERSE_STATE_FAILURES,      // steps whose LCP failed (the actuators then hold u = 0)
+  CUSP_INVERSE_STATE_CONTACTS,      // contacts in the controller's model this step
+  CUSP_INVERSE_STATE_NORMAL_FORCE,  // N, predicted total normal force of those contacts
+  CUSP_INVERSE_STATE_TRACK_ERROR,   // m, largest |target - effector|
+  CUSP_INVERSE_STATE_SPEED_ERROR,   // m/s, predicted |Je v+ - v_des| (0 if the target is met)
+  CUSP_INVERSE_STATE_STATUS,        // cuspLcpStatus of the last solve
+  CUSP_INVERSE_STATE_LAST_FAILED,   // 1 if the last computed step failed (counted at advance)
+  CUSP_INVERSE_STATE_ROUNDS,        // block Gauss-Seidel rounds the last step took
+  CUSP_INVERSE_NSTATE
+} cuspInverseStateSlot;
+
+typedef struct cuspInverse_ {
+  int nact;
+  int* actuators;      // (nact) actuator ids
+  mjtNum* lo;          // (nact) N (or N m), force range
+  mjtNum* hi;          // (nact)
+  int neff;
+  int* effectors;      // (neff) site ids
+  int* targets;        // (neff) body ids
+  mjtNum* weights;     // (neff) tracking weights
+  int use_contact;     // 1: rows of the cusp.contact instance's contacts; 0: ignored
+  int contact_instance;// plugin instance index of cusp.contact, -1 if none
+  mjtNum bandwidth;    // 1/s
+  mjtNum max_speed;    // m/s
+  mjtNum horizon;      // s
+  mjtNum effort;       // eps, relative to the largest diagonal of Ae^T Ae
+  int iterations;      // block Gauss-Seidel rounds per step
+  int sticking;        // 1: first the QP with the contacts' last modes held
+  int tree;            // the effectors' kinematic tree
+  int ndof;
+  int* dofs;           // (ndof) ascending: the effectors' kinematic tree
+  cuspDynamics dyn;    // equality-condensed dynamics of those dofs (buffers sized at init)
+  // the last computed step (per mjData): predicted normal impulses of the contacts in order
+  int capacity;        // contacts the buffers hold (grown only at init)
+  int npredicted;
+  mjtNum* predicted_fn;   // (capacity) N, predicted normal forces
+  int* predicted_geom;    // (2 capacity) geom pair of each
+  int warned;
+} cuspInverse;
+
+extern const cuspControlKey cusp_inverse_keys[];
+
+cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int err_sz);
+void cusp_inverse_free(void* inverse);
+
+// Actuator forces u (nact) of one control step at d (positions and velocities computed); fills
+// the prediction buffers of inv and the report slots in state (CUSP_INVERSE_NSTATE, may be
+// NULL). Scratch from d's arena.
+cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, const mjModel* m,
+                                 mjData* d);
+
+void cusp_inverse_register(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif  // CUSP_PLUGIN_INVERSE_H_
