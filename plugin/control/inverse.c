@@ -732,8 +732,8 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
     // contact rows differ by orders of magnitude. The scaled unknowns z / dc keep scaled boxes.
     mjtNum* dr = mj_stackAllocNum(d, n);
     mjtNum* dc = mj_stackAllocNum(d, n);
-    mjtNum* rowsq = mj_stackAllocNum(d, n);
-    cusp_ruiz(M, q, dr, dc, n, n, 5, rowsq);
+    mjtNum* ruiz_scratch = mj_stackAllocNum(d, 2 * n);  // cusp_ruiz: 2 n
+    cusp_ruiz(M, q, dr, dc, n, n, 5, ruiz_scratch);
     for (int i = 0; i < n; i++) {
       lo[i] /= dc[i];
       hi[i] /= dc[i];
