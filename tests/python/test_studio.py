@@ -195,7 +195,7 @@ for i in $(seq 240); do  # up to 2 min for Filament's OpenGL backend to start
   sleep 0.5
 done
 sleep 6  # the model loads, the physics runs, the panel and markers draw
-kill -0 $pid 2> /dev/null && echo "alive=1"
+kill -0 $pid 2> /dev/null && echo "alive=1" && cat /proc/$pid/maps > "$MAPS"
 ffmpeg -y -loglevel error -f x11grab -video_size {w}x{h} -i "$DISPLAY" -frames:v 1 "$SHOT"
 echo "grab=$?"
 kill $pid
@@ -205,11 +205,13 @@ wait $pid
 
 def studio_screenshot(command: list[str], workdir: pathlib.Path, env: dict) -> np.ndarray:
     """Run ``command`` (a Studio launch) under Xvfb, grab the screen once it runs; returns the
-    RGB uint8 picture. HOME is workdir, so no saved Studio layout moves the panel."""
+    RGB uint8 picture (the process's memory map is left in workdir/maps.txt). HOME is workdir,
+    so no saved Studio layout moves the panel."""
     script = workdir / "studio.sh"
     script.write_text(STUDIO_SCRIPT.format(w=SCREEN[0], h=SCREEN[1]))
     log, shot = workdir / "studio.log", workdir / "studio.png"
-    env = dict(env, LOG=str(log), SHOT=str(shot), HOME=str(workdir))
+    env = dict(env, LOG=str(log), SHOT=str(shot), MAPS=str(workdir / "maps.txt"),
+               HOME=str(workdir))
     done = subprocess.run([XVFB, "-a", "-s", f"-screen 0 {SCREEN[0]}x{SCREEN[1]}x24", "bash",
                            str(script), *command], env=env, capture_output=True, text=True,
                           timeout=240, cwd=workdir)
@@ -251,3 +253,4 @@ def test_python_m_cusp_studio_shows_markers_and_panel(tmp_path):
     image = studio_screenshot([sys.executable, "-m", "cusp", "studio", str(scene),
                                "--gfx=opengl_software"], tmp_path, env)
     check_studio_screenshot(image)
+    assert str(REPO / "build" / "libcusp.so") in (tmp_path / "maps.txt").read_text()
