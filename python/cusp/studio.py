@@ -2,17 +2,16 @@
 and a "cusp" panel with the per-body contact results, live.
 
 Studio runs the physics on the simulation side and renders a copy of the mjData on the viewer
-side (its state, plugin state included, is copied over after every step, then ``mj_forward``).
-The copy's cusp.contact instance never steps, so
+side (set from the simulation's state after every step, then ``mj_forward``); the copy's
+cusp.contact instance never steps. So :class:`CuspMarkers` (simulation side) reads the stepping
+mjData after every step and sends a :class:`CuspSnapshot` to :class:`CuspPanel` (viewer side):
 
-- the numbers of the panel come from the published plugin state (:func:`cusp.state`), which the
-  copy carries: solver status, iterations and failures, contact counts, and per registered body
-  its mode, normal and friction impulses and ECP (:func:`panel_rows`);
 - the markers (contact points and ECP discs coloured by mode, normal force arrows; see
-  plugin/visualize.h) are exported from the stepping mjData by :class:`CuspMarkers` (simulation
-  side) and drawn by :class:`CuspPanel` (viewer side) as Studio's extra geoms, switched by the
-  viewer's contact point / contact force flags (Rendering or Visualization options; both on at
-  start).
+  plugin/visualize.h), drawn as Studio's extra geoms, switched by the viewer's contact point and
+  contact force flags (keys C and F; both on at start, with transparency, key T);
+- the panel's numbers from the published plugin state (:func:`panel_rows`): solver status,
+  iterations and failures, contact counts, and per registered body its mode, normal and friction
+  impulses and ECP.
 
 Launch: ``python -m cusp studio SCENE.xml [--gfx MODE]``, or Studio's own command with this file
 as a plugin file: ``mujoco-studio SCENE.xml --plugins "$(python -m cusp studio --plugin-file)"``.
@@ -153,48 +152,56 @@ class Markers:
     def __len__(self) -> int:
         return len(self.type)
 
-    def geoms(self) -> list[mujoco.MjvGeom]:
-        """The markers as MjvGeoms (category decor), for a viewer's extra geoms."""
-        out = []
+    def geoms(self, into: list[mujoco.MjvGeom] | None = None) -> list[mujoco.MjvGeom]:
+        """The markers as MjvGeoms (category decor), for a viewer's extra geoms: written into
+        the first geoms of ``into`` (grown as needed, never shrunk), or new ones."""
+        pool = [] if into is None else into
+        while len(pool) < len(self):
+            pool.append(mujoco.MjvGeom())
         for k in range(len(self)):
-            geom = mujoco.MjvGeom()
+            geom = pool[k]
             mujoco.mjv_initGeom(geom, int(self.type[k]), self.size[k].astype(float),
                                 self.pos[k].astype(float), self.mat[k].astype(float),
                                 self.rgba[k])
             geom.category = mujoco.mjtCatBit.mjCAT_DECOR
-            out.append(geom)
-        return out
-
-
-@dataclasses.dataclass(frozen=True)
-class MarkerSnapshot(messages.Snapshot):
-    """The markers of the last step, simulation side to viewer side (latest wins): ``points``
-    (contact points and ECP discs) and ``forces`` (normal force arrows)."""
-
-    points: Markers
-    forces: Markers
-
-
-# ------------------------------------ Studio plugins ---------------------------------------------
-
-class CuspMarkers(plugin.SimPlugin):
-    """Simulation side: after every step, the markers of the stepping mjData go to the viewer
-    (a model without cusp.contact, such as a stock twin, sends none: MuJoCo draws its own
-    contacts)."""
-
-    @messages.handler
-    def _on_post_step(self, event: messages.PostStepEvent) -> None:
-        if cusp.instances(event.model, event.data):
-            snapshot = MarkerSnapshot(Markers.export(event.model, event.data, True, False),
-                                      Markers.export(event.model, event.data, False, True))
-        else:
-            snapshot = MarkerSnapshot(*(_NO_MARKERS,) * 2)
-        self.handle.send_to_viewer(snapshot)
+        return pool[:len(self)]
 
 
 _NO_MARKERS = Markers(np.zeros(0, np.int32), np.zeros((0, 3), np.float32),
                       np.zeros((0, 3), np.float32), np.zeros((0, 9), np.float32),
                       np.zeros((0, 4), np.float32))
+
+
+@dataclasses.dataclass(frozen=True)
+class CuspSnapshot(messages.Snapshot):
+    """What the viewer shows of the last step, simulation side to viewer side (latest wins):
+    ``points`` (the contact points and ECP discs), ``forces`` (the normal force arrows) and
+    ``rows`` (:func:`panel_rows`)."""
+
+    points: Markers
+    forces: Markers
+    rows: list
+
+
+# ------------------------------------ Studio plugins ---------------------------------------------
+
+class CuspMarkers(plugin.SimPlugin):
+    """Simulation side: after every step, the markers of the stepping mjData and the panel's
+    numbers go to the viewer (a model without cusp.contact, such as a stock twin, sends none:
+    MuJoCo draws its own contacts). Everything that calls into MuJoCo or libcusp happens here, on
+    the simulation thread; the viewer thread only draws (see CuspPanel)."""
+
+    @messages.handler
+    def _on_post_step(self, event: messages.PostStepEvent) -> None:
+        model, data = event.model, event.data
+        if cusp.instances(model, data):
+            snapshot = CuspSnapshot(Markers.export(model, data, True, False),
+                                    Markers.export(model, data, False, True),
+                                    panel_rows(model, data))
+        else:
+            snapshot = CuspSnapshot(_NO_MARKERS, _NO_MARKERS, [])
+        self.handle.send_to_viewer(snapshot)
+
 
 #: where the panel opens, in pixels from the top left of the Studio window (over the 3D view,
 #: right of the Options pane); it can be dragged, and Studio remembers where
@@ -208,34 +215,40 @@ class CuspPanel(plugin.ViewerPlugin):
     under a body shows through it), as ``python -m cusp view`` does."""
 
     def __init__(self) -> None:
-        self._markers: MarkerSnapshot | None = None
+        self._snapshot: CuspSnapshot | None = None
         self._drawn: list[mujoco.MjvGeom] = []  # our geoms in viewer.extra_geoms
-        self.rows: list[dict] = []  # what the panel showed last (for tests and scripts)
-        cusp._library()  # load the ctypes handle here, not first on the render thread
+        # the MjvGeoms handed to the renderer are reused, never freed while the viewer runs
+        self._point_geoms: list[mujoco.MjvGeom] = []
+        self._force_geoms: list[mujoco.MjvGeom] = []
 
     @messages.handler
     def _on_init(self, event: plugin.ViewerInitEvent) -> None:
         cusp.show_contacts(event.viewer.vis_options)
 
     @messages.handler
-    def _on_markers(self, snapshot: MarkerSnapshot) -> None:
-        self._markers = snapshot
+    def _on_snapshot(self, snapshot: CuspSnapshot) -> None:
+        self._snapshot = snapshot
 
     @messages.handler
     def _on_model(self, _: messages.PostModelEvent) -> None:
-        self._markers = None  # the viewer cleared its extra geoms; old markers are stale
+        self._snapshot = None  # the viewer cleared its extra geoms; old markers are stale
         self._drawn = []
+
+    @property
+    def rows(self) -> list[dict]:
+        """The numbers the panel shows (:func:`panel_rows` of the last step received)."""
+        return self._snapshot.rows if self._snapshot is not None else []
 
     @messages.handler
     def _on_update(self, _: messages.UpdateEvent) -> None:
         viewer = self.viewer
         flags = viewer.vis_options.flags
         geoms: list[mujoco.MjvGeom] = []
-        if self._markers is not None:
+        if self._snapshot is not None:
             if flags[mujoco.mjtVisFlag.mjVIS_CONTACTPOINT]:
-                geoms += self._markers.points.geoms()
+                geoms += self._snapshot.points.geoms(self._point_geoms)
             if flags[mujoco.mjtVisFlag.mjVIS_CONTACTFORCE]:
-                geoms += self._markers.forces.geoms()
+                geoms += self._snapshot.forces.geoms(self._force_geoms)
         mine = {id(g) for g in self._drawn}
         viewer.extra_geoms[:] = [g for g in viewer.extra_geoms if id(g) not in mine] + geoms
         self._drawn = geoms
@@ -244,8 +257,6 @@ class CuspPanel(plugin.ViewerPlugin):
     def _on_build_gui(self, _: messages.BuildGuiEvent) -> None:
         from mujoco.studio.dear_imgui import dear_imgui as imgui
 
-        viewer = self.viewer
-        self.rows = panel_rows(viewer.model, viewer.data) if viewer.model.nplugin else []
         imgui.SetNextWindowPos(imgui.Vec2(*PANEL_POS), int(imgui.Cond.FirstUseEver))
         flags = (int(imgui.WindowFlags.AlwaysAutoResize) | int(imgui.WindowFlags.NoDocking) |
                  int(imgui.WindowFlags.NoTitleBar))

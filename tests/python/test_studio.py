@@ -98,10 +98,11 @@ def test_panel_rows_of_a_sliding_box():
     assert cosine == pytest.approx(-1.0, abs=1e-9)
 
 
-def test_studios_viewer_copy_shows_the_same_rows():
+def test_studios_viewer_copy_has_the_state_but_no_markers():
     """Studio's viewer renders a deep copy of the model with its own mjData, set from the
-    simulation's state (mjSTATE_INTEGRATION, plugin state included) then mj_forward: the panel
-    read there shows exactly what the stepping mjData published."""
+    simulation's state (mjSTATE_INTEGRATION, plugin state included) then mj_forward: the copy
+    carries the published state (the same rows) but no contacts to draw, which is why the
+    markers are sent from the simulation side."""
     model, data = resting_box()
     signature = int(mujoco.mjtState.mjSTATE_INTEGRATION)
     state = np.empty(mujoco.mj_stateSize(model, signature))
@@ -111,15 +112,14 @@ def test_studios_viewer_copy_shows_the_same_rows():
     mujoco.mj_setState(viewer_model, viewer_data, state, signature)
     mujoco.mj_forward(viewer_model, viewer_data)
     assert studio.panel_rows(viewer_model, viewer_data) == studio.panel_rows(model, data)
-    # its own instance never stepped: markers come from the simulation side (test below)
     assert len(studio.Markers.export(viewer_model, viewer_data, True, True)) == 0
 
 
 def test_markers_go_from_the_simulation_to_the_viewers_extra_geoms():
-    """CuspMarkers (simulation side) exports the resting box's ECP disc (stick blue, at the ECP)
-    and its force arrow (force_scale 0.01 m/N x m g long, 1e-5 m); CuspPanel (viewer side) puts
-    them among the viewer's extra geoms as its contact point / force flags say, and leaves other
-    plugins' extra geoms alone."""
+    """CuspMarkers (simulation side) sends the resting box's ECP disc (stick blue, at the ECP),
+    its force arrow (force_scale 0.01 m/N x m g long, 1e-5 m) and the panel's rows; CuspPanel
+    (viewer side) puts the markers among the viewer's extra geoms as its contact point / force
+    flags say, leaves other plugins' extra geoms alone, and shows the rows."""
     model, data = resting_box()
     sent = []
     sim_side = studio.CuspMarkers()
@@ -128,6 +128,7 @@ def test_markers_go_from_the_simulation_to_the_viewers_extra_geoms():
     (snapshot,) = sent
     (disc,) = snapshot.points.geoms()
     (arrow,) = snapshot.forces.geoms()
+    assert snapshot.rows == studio.panel_rows(model, data)
     ecp = studio.panel_rows(model, data)[0]["bodies"][0]["ecp"]
     assert disc.type == mujoco.mjtGeom.mjGEOM_CYLINDER
     assert np.allclose(disc.pos, ecp, atol=1e-6)  # float32 positions
@@ -140,7 +141,9 @@ def test_markers_go_from_the_simulation_to_the_viewers_extra_geoms():
     panel = studio.CuspPanel()
     panel.viewer = viewer
     panel._on_init(studio.plugin.ViewerInitEvent(viewer=viewer))  # markers on at start
-    panel._on_markers(snapshot)
+    assert panel.rows == []
+    panel._on_snapshot(snapshot)
+    assert panel.rows == snapshot.rows
     panel._on_update(studio.messages.UpdateEvent())
     types_drawn = [g.type for g in viewer.extra_geoms]
     assert viewer.extra_geoms[0] is others
