@@ -188,8 +188,8 @@ class CuspSnapshot(messages.Snapshot):
 class CuspMarkers(plugin.SimPlugin):
     """Simulation side: after every step, the markers of the stepping mjData and the panel's
     numbers go to the viewer (a model without cusp.contact, such as a stock twin, sends none:
-    MuJoCo draws its own contacts). Everything that calls into MuJoCo or libcusp happens here, on
-    the simulation thread; the viewer thread only draws (see CuspPanel)."""
+    MuJoCo draws its own contacts). libcusp is called here, on the simulation thread, never
+    on the viewer's."""
 
     @messages.handler
     def _on_post_step(self, event: messages.PostStepEvent) -> None:
