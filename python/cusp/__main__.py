@@ -1,7 +1,9 @@
-"""Command line: python -m cusp {view,run,compare,render,mjcf} ...
+"""Command line: python -m cusp {view,studio,run,compare,render,sweep,mjcf} ...
 
     view SCENE.xml [--stock] [--seconds T] [--hide-contacts] [--paused]
                                                 MuJoCo's viewer with cusp loaded
+    studio SCENE.xml [--gfx MODE] [--port P]    MuJoCo Studio with cusp's markers and panel
+    studio --plugin-file                        print the path of cusp's Studio plugin file
     run ARGS...                                 cusp-sim's arguments and output (its loop, in
                                                 this process), plus --control MODULE:FUNCTION
     compare SCENE.xml --out DIR [--seconds T] [--set KEY=VALUE]...
@@ -35,6 +37,26 @@ def _view(args: argparse.Namespace) -> int:
     visual.view(args.scene, stock=args.stock, ctrl=args.control, seconds=args.seconds,
                 paused=args.paused, follow=not args.no_follow, markers=not args.hide_contacts,
                 ui=not args.hide_ui)
+    return 0
+
+
+def _studio(args: argparse.Namespace) -> int:
+    from cusp import studio
+
+    if args.plugin_file:
+        print(studio.__file__)
+        return 0
+    from mujoco.studio import viewer_protocol
+
+    usage = "(python -m cusp studio --help for usage)"
+    if not args.scene:
+        raise _UsageError(f"a SCENE.xml is needed (or --plugin-file) {usage}")
+    if not os.path.isfile(args.scene):
+        raise _UsageError(f"no file {args.scene}")
+    if args.gfx not in ("",) + tuple(viewer_protocol.GFX_MODES):
+        raise _UsageError(f"argument --gfx: '{args.gfx}': expected one of "
+                          f"{', '.join(viewer_protocol.GFX_MODES)} {usage}")
+    studio.run(args.scene, gfx=args.gfx, width=args.width, height=args.height, port=args.port)
     return 0
 
 
@@ -188,6 +210,17 @@ def _parser() -> argparse.ArgumentParser:
                       help="start paused (space runs and pauses the physics)")
     view.add_argument("--no-follow", action="store_true",
                       help="do not keep the camera on the registered bodies")
+    studio = sub.add_parser("studio", help="open a scene in MuJoCo Studio with cusp's markers "
+                            "and panel")
+    studio.add_argument("scene", nargs="?", default="")
+    studio.add_argument("--gfx", default="", help="Studio's graphics mode: opengl, "
+                        "opengl_software, vulkan, web (a browser), ... (default: Studio's choice)")
+    studio.add_argument("--port", type=int, default=0,
+                        help="web viewer port (0: the first free port >= 8080)")
+    studio.add_argument("--width", type=int, default=1200, help="window width in pixels")
+    studio.add_argument("--height", type=int, default=800, help="window height in pixels")
+    studio.add_argument("--plugin-file", action="store_true",
+                        help="print the path of cusp's plugin file for mujoco-studio --plugins")
     sub.add_parser("run", help="run a scene headless (cusp-sim's arguments, plus --control)")
     cmp_ = sub.add_parser("compare", help="cusp vs stock: PNG plots and a Markdown summary")
     _common(cmp_)
@@ -240,7 +273,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m cusp") -> int:
 
             return mjcf.main(argv[1:])
         args = _parser().parse_args(argv)
-        handlers = {"view": _view, "compare": _compare, "render": _render}
+        handlers = {"view": _view, "studio": _studio, "compare": _compare, "render": _render}
         return handlers[args.command](args)
     except _UsageError as err:
         print(f"{name}: {err}", file=sys.stderr)

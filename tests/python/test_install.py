@@ -248,6 +248,29 @@ def test_mujoco_studio_loads_a_cusp_scene_with_no_extra_step(venv, tmp_path):
     assert f"{venv}/venv/lib/" in maps and "cusp/libcusp.so" in maps
 
 
+@pytest.mark.skipif(not (XVFB and FFMPEG), reason="needs xvfb-run and ffmpeg (scripts/bootstrap)")
+def test_mujoco_studio_native_window_with_the_installed_cusp_panel(venv, tmp_path):
+    """`mujoco-studio SCENE --plugins "$(python -m cusp studio --plugin-file)"` in the fresh venv
+    (Python 3.11 here: the plugin file provides what Studio's Filament renderer needs of 3.12):
+    the native window shows the installed package's markers and panel (test_studio.py's
+    screenshot checks) and maps the installed libcusp.so."""
+    from test_studio import BOX_XML, check_studio_screenshot, studio_screenshot
+
+    python = venv / "venv" / "bin" / "python"
+    done = subprocess.run([str(python), "-m", "cusp", "studio", "--plugin-file"], text=True,
+                          capture_output=True, timeout=120, env=clean_env(), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    plugin_file = pathlib.Path(done.stdout.strip())
+    assert venv / "venv" / "lib" in plugin_file.parents and plugin_file.name == "studio.py"
+    scene = tmp_path / "box.xml"
+    scene.write_text(BOX_XML)
+    image = studio_screenshot([str(venv / "venv" / "bin" / "mujoco-studio"), str(scene),
+                               "--gfx=opengl_software", f"--plugins={plugin_file}"], tmp_path,
+                              clean_env())
+    check_studio_screenshot(image)
+    assert "cusp/libcusp.so" in (tmp_path / "maps.txt").read_text()
+
+
 def test_pyproject_pins_the_mujoco_of_mujoco_version():
     pinned = (REPO / "MUJOCO_VERSION").read_text().strip()
     text = (REPO / "pyproject.toml").read_text()

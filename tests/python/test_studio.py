@@ -1,0 +1,259 @@
+"""cusp in MuJoCo Studio (python/cusp/studio.py): the panel's numbers against the analytic ones of
+a resting and a sliding box, the way they reach Studio's viewer (a copy of the mjData that never
+steps), the markers from the simulation side to the viewer's extra geoms, and the native window
+under Xvfb (`python -m cusp studio SCENE`): a screenshot with the stick-blue markers in the 3D view
+and the panel drawn over it."""
+import copy
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import types
+
+import mujoco
+import numpy as np
+import pytest
+
+import cusp
+from cusp import studio
+from cusp.visual import MODE_RGB, marker_pixels
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+XVFB = shutil.which("xvfb-run")
+FFMPEG = shutil.which("ffmpeg")
+
+G = 9.81  # m/s^2, MuJoCo's default gravity
+H = 0.002  # s, MuJoCo's default time step
+MU = 0.3  # friction of both geoms of BOX_XML (cusp takes the pair's larger one)
+MASS = 1000.0 * 0.2 * 0.2 * 0.1  # kg, the box of BOX_XML at MuJoCo's default density
+
+# a registered 0.2 x 0.2 x 0.1 m box on a floor; see-through, so that its ECP disc shows
+BOX_XML = f"""<mujoco model="studio_box">
+  <extension><plugin plugin="cusp.contact"><instance name="cusp">
+    <config key="bodies" value="box"/>
+  </instance></plugin></extension>
+  <visual><headlight ambient="0.6 0.6 0.6"/></visual>
+  <worldbody>
+    <light pos="0 0 2"/>
+    <geom name="floor" type="plane" size="2 2 0.1" friction="{MU}"/>
+    <body name="box" pos="0 0 0.05">
+      <freejoint/>
+      <geom type="box" size="0.1 0.1 0.05" contype="0" conaffinity="0" friction="{MU}"
+            rgba="0.8 0.8 0.8 0.3"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def resting_box(steps: int = 200) -> tuple[mujoco.MjModel, mujoco.MjData]:
+    model = mujoco.MjModel.from_xml_string(BOX_XML)
+    data = mujoco.MjData(model)
+    mujoco.mj_step(model, data, steps)
+    return model, data
+
+
+def test_panel_rows_of_a_resting_box():
+    """At rest the patch sticks and its normal impulse carries the weight for one step:
+    Ln = m g h (1e-9 N s: the solver's tolerance is 1e-10 on the conditioned problem), no friction
+    impulse (1e-9 N s), ECP under the centre of the box (1e-9 m in x, y; z is the free step's
+    fall -g h^2 below the floor, 1e-9 m)."""
+    model, data = resting_box()
+    (row,) = studio.panel_rows(model, data)
+    assert row["name"] == "cusp" and row["status"] == "solved"
+    assert row["solver_failures"] == 0 and row["steps"] == 200
+    assert (row["ncontact"], row["nstick"], row["nslide"], row["nbreak"]) == (1, 1, 0, 0)
+    (body,) = row["bodies"]
+    assert body["name"] == "box" and body["mode"] == cusp.MODE_STICK
+    assert body["mode_name"] == "stick"
+    assert MASS == pytest.approx(model.body("box").mass[0], rel=1e-12)
+    assert body["Ln"] == pytest.approx(MASS * G * H, abs=1e-9)
+    assert body["normal_force"] == pytest.approx(MASS * G, abs=1e-9 / H)
+    assert abs(body["Lt"]) < 1e-9 and abs(body["Lo"]) < 1e-9 and abs(body["Lr"]) < 1e-9
+    box_xy = data.body("box").xpos[:2]
+    assert np.allclose(body["ecp"][:2], box_xy, atol=1e-9)
+    assert body["ecp"][2] == pytest.approx(-G * H * H, abs=1e-9)
+
+
+def test_panel_rows_of_a_sliding_box():
+    """A box pushed off at 1 m/s slides: Coulomb's law |(Lt, Lo)| = mu Ln (1e-6 relative), the
+    friction impulse against the velocity (cosine -1 within 1e-9), and it takes mu g h of speed
+    per step (1e-9 m/s over 10 steps)."""
+    model, data = resting_box(100)
+    data.qvel[0] = 1.0
+    mujoco.mj_step(model, data, 10)
+    speed_before = data.qvel[0]
+    mujoco.mj_step(model, data, 10)
+    assert data.qvel[0] == pytest.approx(speed_before - 10 * MU * G * H, abs=1e-9)
+    body = studio.panel_rows(model, data)[0]["bodies"][0]
+    assert body["mode"] == cusp.MODE_SLIDE and body["mode_name"] == "slide"
+    assert body["Ln"] == pytest.approx(MASS * G * H, abs=1e-9)
+    friction = np.hypot(body["Lt"], body["Lo"])
+    assert friction == pytest.approx(MU * body["Ln"], rel=1e-6)
+    frame = cusp.contacts(model, data).frame[0]  # rows t, o, n
+    world = body["Lt"] * frame[0] + body["Lo"] * frame[1]
+    velocity = data.qvel[:3]
+    cosine = world @ velocity / (np.linalg.norm(world) * np.linalg.norm(velocity))
+    assert cosine == pytest.approx(-1.0, abs=1e-9)
+
+
+def test_studios_viewer_copy_has_the_state_but_no_markers():
+    """Studio's viewer renders a deep copy of the model with its own mjData, set from the
+    simulation's state (mjSTATE_INTEGRATION, plugin state included) then mj_forward: the copy
+    carries the published state (the same rows) but no contacts to draw, which is why the
+    markers are sent from the simulation side."""
+    model, data = resting_box()
+    signature = int(mujoco.mjtState.mjSTATE_INTEGRATION)
+    state = np.empty(mujoco.mj_stateSize(model, signature))
+    mujoco.mj_getState(model, data, state, signature)
+    viewer_model = copy.deepcopy(model)
+    viewer_data = mujoco.MjData(viewer_model)
+    mujoco.mj_setState(viewer_model, viewer_data, state, signature)
+    mujoco.mj_forward(viewer_model, viewer_data)
+    assert studio.panel_rows(viewer_model, viewer_data) == studio.panel_rows(model, data)
+    assert len(studio.Markers.export(viewer_model, viewer_data, True, True)) == 0
+
+
+def test_markers_go_from_the_simulation_to_the_viewers_extra_geoms():
+    """CuspMarkers (simulation side) sends the resting box's ECP disc (stick blue, at the ECP),
+    its force arrow (force_scale 0.01 m/N x m g long, 1e-5 m) and the panel's rows; CuspPanel
+    (viewer side) puts the markers among the viewer's extra geoms as its contact point / force
+    flags say, leaves other plugins' extra geoms alone, and shows the rows."""
+    model, data = resting_box()
+    sent = []
+    sim_side = studio.CuspMarkers()
+    sim_side.handle = types.SimpleNamespace(send_to_viewer=sent.append)
+    sim_side._on_post_step(studio.messages.PostStepEvent(model=model, data=data))
+    (snapshot,) = sent
+    (disc,) = snapshot.points.geoms()
+    (arrow,) = snapshot.forces.geoms()
+    assert snapshot.rows == studio.panel_rows(model, data)
+    ecp = studio.panel_rows(model, data)[0]["bodies"][0]["ecp"]
+    assert disc.type == mujoco.mjtGeom.mjGEOM_CYLINDER
+    assert np.allclose(disc.pos, ecp, atol=1e-6)  # float32 positions
+    assert np.allclose(disc.rgba, (*MODE_RGB[cusp.MODE_STICK], 1.0))
+    assert arrow.type == mujoco.mjtGeom.mjGEOM_ARROW
+    assert arrow.size[2] == pytest.approx(0.01 * MASS * G, abs=1e-5)
+
+    others = mujoco.MjvGeom()
+    viewer = types.SimpleNamespace(vis_options=mujoco.MjvOption(), extra_geoms=[others])
+    panel = studio.CuspPanel()
+    panel.viewer = viewer
+    panel._on_init(studio.plugin.ViewerInitEvent(viewer=viewer))  # markers on at start
+    assert panel.rows == []
+    panel._on_snapshot(snapshot)
+    assert panel.rows == snapshot.rows
+    panel._on_update(studio.messages.UpdateEvent())
+    types_drawn = [g.type for g in viewer.extra_geoms]
+    assert viewer.extra_geoms[0] is others
+    assert types_drawn[1:] == [mujoco.mjtGeom.mjGEOM_CYLINDER, mujoco.mjtGeom.mjGEOM_ARROW]
+    viewer.vis_options.flags[mujoco.mjtVisFlag.mjVIS_CONTACTFORCE] = 0  # key F
+    panel._on_update(studio.messages.UpdateEvent())
+    assert [g.type for g in viewer.extra_geoms][1:] == [mujoco.mjtGeom.mjGEOM_CYLINDER]
+    viewer.vis_options.flags[mujoco.mjtVisFlag.mjVIS_CONTACTPOINT] = 0  # key C
+    panel._on_update(studio.messages.UpdateEvent())
+    assert viewer.extra_geoms == [others]
+
+
+def test_buffer_abc_of_python_312_is_provided_on_older_pythons():
+    """Studio's Filament renderer imports collections.abc.Buffer (Python >= 3.12); importing
+    cusp.studio provides it when missing, with 3.12's meaning: objects with the buffer
+    protocol."""
+    import collections.abc
+
+    Buffer = collections.abc.Buffer
+    assert isinstance(np.zeros(3), Buffer) and isinstance(b"x", Buffer)
+    assert not isinstance("text", Buffer) and not isinstance(3, Buffer)
+    assert studio.provide_buffer_abc() is False  # there now: never defined twice
+
+
+def test_cli_errors_are_one_line(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    for args, expected in ((["studio"], "a SCENE.xml is needed"),
+                           (["studio", str(tmp_path / "none.xml")], "no file"),
+                           (["studio", str(REPO / "mjcf" / "push_slide.xml"), "--gfx=glide"],
+                            "argument --gfx: 'glide'")):
+        done = subprocess.run([sys.executable, "-m", "cusp", *args], capture_output=True,
+                              text=True, timeout=120, env=env)
+        assert done.returncode == 2
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and expected in lines[0], done.stderr
+    done = subprocess.run([sys.executable, "-m", "cusp", "studio", "--plugin-file"],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0
+    assert pathlib.Path(done.stdout.strip()) == REPO / "python" / "cusp" / "studio.py"
+
+
+# ------------------------------------ the native window ------------------------------------------
+
+SCREEN = (1280, 1024)  # Xvfb screen; Studio's window is 1200 x 800, centred
+
+STUDIO_SCRIPT = """set -u
+"$@" > "$LOG" 2>&1 &
+pid=$!
+for i in $(seq 240); do  # up to 2 min for Filament's OpenGL backend to start
+  grep -q "FEngine feature level" "$LOG" && break
+  kill -0 $pid 2> /dev/null || break
+  sleep 0.5
+done
+sleep 6  # the model loads, the physics runs, the panel and markers draw
+kill -0 $pid 2> /dev/null && echo "alive=1" && cat /proc/$pid/maps > "$MAPS"
+ffmpeg -y -loglevel error -f x11grab -video_size {w}x{h} -i "$DISPLAY" -frames:v 1 "$SHOT"
+echo "grab=$?"
+kill $pid
+wait $pid
+"""
+
+
+def studio_screenshot(command: list[str], workdir: pathlib.Path, env: dict) -> np.ndarray:
+    """Run ``command`` (a Studio launch) under Xvfb, grab the screen once it runs; returns the
+    RGB uint8 picture (the process's memory map is left in workdir/maps.txt). HOME is workdir,
+    so no saved Studio layout moves the panel."""
+    script = workdir / "studio.sh"
+    script.write_text(STUDIO_SCRIPT.format(w=SCREEN[0], h=SCREEN[1]))
+    log, shot = workdir / "studio.log", workdir / "studio.png"
+    env = dict(env, LOG=str(log), SHOT=str(shot), MAPS=str(workdir / "maps.txt"),
+               HOME=str(workdir))
+    done = subprocess.run([XVFB, "-a", "-s", f"-screen 0 {SCREEN[0]}x{SCREEN[1]}x24", "bash",
+                           str(script), *command], env=env, capture_output=True, text=True,
+                          timeout=240, cwd=workdir)
+    text = log.read_text() if log.exists() else ""
+    assert "alive=1" in done.stdout and "grab=0" in done.stdout, (done.stdout, done.stderr, text)
+    assert "Traceback" not in text and "not found" not in text, text
+    import matplotlib.image
+
+    return (matplotlib.image.imread(shot)[..., :3] * 255).round().astype(np.uint8)
+
+
+def check_studio_screenshot(image: np.ndarray) -> None:
+    """Studio's window with cusp: the panel at studio.PANEL_POS (light background, dark text, the
+    stick colour of the box's mode) and the stick-blue ECP disc and force arrow in the 3D view
+    (Studio's own UI has no such blue there: 0 pixels without cusp's plugins)."""
+    lit = np.argwhere(image.max(axis=2) > 5)  # the root window around Studio's is black
+    (y0, x0), (y1, x1) = lit.min(axis=0), lit.max(axis=0) + 1
+    assert (x1 - x0, y1 - y0) == (1200, 800)
+    window = image[y0:y1, x0:x1]
+    px, py = (int(v) for v in studio.PANEL_POS)
+    panel = window[py:py + 200, px:px + 150]
+    background = np.all(np.abs(panel.astype(int) - (245, 245, 247)) <= 8, axis=2).mean()
+    assert background > 0.5, background  # the 3D view behind it is dark grey
+    assert np.count_nonzero(panel.max(axis=2) < 110) > 300  # text
+    assert marker_pixels(panel, cusp.MODE_STICK) >= 100  # the mode's colour swatch and name
+    view = window[150:760, 480:860]  # right of the panel, under the axis gizmo
+    assert marker_pixels(view, cusp.MODE_STICK) > 1500, marker_pixels(view, cusp.MODE_STICK)
+    assert marker_pixels(view, cusp.MODE_SLIDE) == 0 and marker_pixels(view, cusp.MODE_BREAK) == 0
+
+
+@pytest.mark.skipif(not (XVFB and FFMPEG), reason="needs xvfb-run and ffmpeg (scripts/bootstrap)")
+def test_python_m_cusp_studio_shows_markers_and_panel(tmp_path):
+    """`python -m cusp studio SCENE --gfx=opengl_software`: Studio's native window (Filament on
+    Mesa's software OpenGL) with the resting box's markers and the cusp panel."""
+    scene = tmp_path / "box.xml"
+    scene.write_text(BOX_XML)
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "MUJOCO_GL")}
+    env["PYTHONPATH"] = str(REPO / "python")
+    image = studio_screenshot([sys.executable, "-m", "cusp", "studio", str(scene),
+                               "--gfx=opengl_software"], tmp_path, env)
+    check_studio_screenshot(image)
+    assert str(REPO / "build" / "libcusp.so") in (tmp_path / "maps.txt").read_text()
