@@ -1,0 +1,101 @@
+"""The planner (cusp.plan): the MPCC machinery on problems whose optimum is known in closed form,
+the arm model against MuJoCo's own on the generated scene, and bad task input."""
+import math
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+
+ca = pytest.importorskip("casadi")
+
+from cusp.plan import toy  # noqa: E402
+from cusp.plan.mpcc import PlanError  # noqa: E402
+
+
+# ---- problems with a known optimum --------------------------------------------------------------
+
+def test_point_mass_wall_matches_closed_form():
+    n, h, m, x0, wall = 20, 0.05, 1.0, 0.0, 0.5
+    plan = toy.point_mass_wall(n, h, m, x0, wall)
+    assert plan.report.success, plan.report.line()
+    u_star, cost_star = toy.point_mass_wall_optimum(n, h, m, x0, wall)
+    # Scholtes eps = 1e-7 moves the optimum by O(eps / force): 1e-6 relative is ample
+    assert plan.cost == pytest.approx(cost_star, rel=1e-6)
+    np.testing.assert_allclose(plan.u, u_star, atol=1e-5)
+    # the wall takes the momentum: last interval's impulse m v_{n-1} / h, earlier ones ~0
+    assert plan.normal[-1] == pytest.approx(m * plan.v[-2] / h, rel=1e-6)
+    assert np.all(plan.normal[:-2] < 1e-4)
+    # and that is cheaper than braking without the wall (minimum energy to rest at the wall):
+    # x_n = x0 + h^2/m sum (n-k) u_k, v_n = h/m sum u_k = 0
+    a = np.vstack([h * h / m * (n - np.arange(n)), np.ones(n)])
+    u_brake = a.T @ np.linalg.solve(a @ a.T, [wall - x0, 0.0])
+    assert plan.cost < 0.5 * h * (u_brake @ u_brake)
+    assert plan.report.complementarity <= 1.01e-7
+
+
+def _box_optimum(n, h, mass, mu, g, target):
+    """Exact optimum of toy.box_push by enumeration: the box moves during the first w intervals
+    (forward sliding, friction -mu m g, in the last of them it stops: stick, friction f in the
+    cone) and then stays (u = 0). Within a window the problem is an equality-constrained least
+    squares; f free in [-mu m g, mu m g] is handled by its two cases (inside: u_last = 0 and the
+    combination w = u_last + f unpenalised; at the bound f = +mu m g). The best window whose
+    velocities stay positive is the global optimum."""
+    F = mu * mass * g
+    best = (math.inf, None)
+    for w in range(2, n + 1):
+        j = np.arange(w)
+        cx = h * h / mass * (w - j)        # x_w coefficients of (u_k + F_k)
+        cv = h / mass * np.ones(w)          # v_w coefficients
+        cand = []
+        # case A: the last interval's (u + f) is a free unpenalised variable y; u_last = 0
+        A = np.vstack([cx, cv])             # columns 0..w-2: u_k; column w-1: y
+        rhs = np.array([target + cx[:-1].sum() * F, cv[:-1].sum() * F])
+        P = np.diag(np.append(np.ones(w - 1), 0.0))
+        # minimise z^T P z s.t. A z = rhs: KKT system
+        K = np.block([[2 * P, A.T], [A, np.zeros((2, 2))]])
+        try:
+            z = np.linalg.solve(K, np.concatenate([np.zeros(w), rhs]))[:w]
+            if abs(z[-1]) <= F:
+                cand.append(np.append(z[:-1], 0.0))
+        except np.linalg.LinAlgError:
+            pass
+        # case B: f at +F (braking as hard as friction allows), u_last penalised
+        # (F_k = -F for k < w-1 and +F for k = w-1)
+        rhsb = np.array([target + (cx.sum() - 2 * cx[-1]) * F, (cv.sum() - 2 * cv[-1]) * F])
+        zb = A.T @ np.linalg.solve(A @ A.T, rhsb)
+        cand.append(zb)
+        for u in cand:
+            v = h / mass * np.cumsum(u[:-1] - F)       # v_1 .. v_{w-1}
+            if np.all(v > 0):
+                cost = h * float(u @ u)
+                if cost < best[0]:
+                    best = (cost, np.concatenate([u, np.zeros(n - w)]))
+    return best
+
+
+def test_box_with_friction_matches_enumerated_optimum():
+    n, h, mass, mu, g, target = 20, 0.05, 1.0, 0.3, 9.81, 0.4
+    plan = toy.box_push(n, h, mass, mu, g, target)
+    assert plan.report.success, plan.report.line()
+    cost_star, u_star = _box_optimum(n, h, mass, mu, g, target)
+    # same window, same inputs: 1e-5 relative on the cost, 1e-3 N on the inputs (the Scholtes
+    # relaxation allows a * b <= 1e-7, i.e. micro-sliding of 1e-7 / (mu m g) m/s)
+    assert plan.cost == pytest.approx(cost_star, rel=1e-5)
+    np.testing.assert_allclose(plan.u, u_star, atol=1e-3)
+    # sliding intervals carry the full Coulomb force, the normal force is the weight
+    moving = plan.v[1:] > 1e-3
+    np.testing.assert_allclose(plan.friction[moving], -mu * mass * g, rtol=1e-5)
+    np.testing.assert_allclose(plan.normal, mass * g, rtol=1e-6)
+    assert np.all(np.abs(plan.friction) <= mu * plan.normal * (1 + 1e-6))
+    assert plan.x[-1] == pytest.approx(target, abs=1e-9)
+
+
+def test_toy_bad_input_is_one_line():
+    with pytest.raises(PlanError, match="wall = -1"):
+        toy.point_mass_wall(wall=-1.0)
+    with pytest.raises(PlanError, match="mu = -0.1"):
+        toy.box_push(mu=-0.1)
