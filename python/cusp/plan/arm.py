@@ -126,6 +126,15 @@ class ArmModel:
 
         pos = ca.SX(self.base_pos)
         rot = ca.SX(self.base_rot)
+        # the joints of a section repeat a few (axis, value) pairs: one rotation each, shared
+        cache = {}
+
+        def rotation(axis, i, kind, w, ref):
+            key = (tuple(axis), i, kind, w, ref)
+            if key not in cache:
+                cache[key] = _axis_rotation(axis, w * config[i][kind] - ref)
+            return cache[key]
+
         jw = ca.SX.zeros(3, n)
         terms = []
         for b in self.bodies:
@@ -144,7 +153,7 @@ class ArmModel:
                 if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE:
                     anchor = pos + rot @ jpos
                     jw = jw + (rot @ ca.SX(axis)) @ ca.SX(qrow(adr)).T
-                    rot = rot @ _axis_rotation(axis, value)
+                    rot = rot @ rotation(axis, i, kind, w, m.qpos0[adr])
                     pos = anchor - rot @ jpos
                 elif m.jnt_type[j] == mujoco.mjtJoint.mjJNT_SLIDE:
                     pos = pos + (rot @ ca.SX(axis)) * value
@@ -153,6 +162,7 @@ class ArmModel:
                                     "PCC arm")
             terms.append(BodyTerm(b, pos, rot, jw))
         mass = ca.SX.zeros(n, n)
+        # M from the bodies' Jacobians (kg, kg m, kg m^2 by entry)
         potential = 0
         for t in terms:
             b = t.body

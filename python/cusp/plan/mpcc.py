@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import time
 
 import casadi as ca
@@ -36,11 +37,13 @@ class StageReport:
     cost: float
     complementarity: float
     constraint: float
+    quat_error: float | None = None   # task error at the end, where the task has one
 
     def line(self) -> str:
+        extra = "" if self.quat_error is None else f", quaternion error {self.quat_error:.2e}"
         return (f"{self.name}: {self.status}, {self.iterations} iterations, {self.seconds:.2f} s, "
                 f"cost {self.cost:.6g}, max(a*b) {self.complementarity:.2e}, "
-                f"constraint violation {self.constraint:.2e}")
+                f"constraint violation {self.constraint:.2e}{extra}")
 
 
 class Transcription:
@@ -51,6 +54,8 @@ class Transcription:
             raise PlanError(f"eps = {eps!r}: the Scholtes relaxation must be a positive number")
         self.opti = ca.Opti()
         self.eps = eps
+        self.eps_param = self.opti.parameter()  # the relaxation actually imposed (homotopy)
+        self.opti.set_value(self.eps_param, eps)
         self.pairs: list[tuple[ca.MX, ca.MX]] = []
         self.cost = 0
 
@@ -60,20 +65,25 @@ class Transcription:
     def subject_to(self, constraint) -> None:
         self.opti.subject_to(constraint)
 
-    def complementarity(self, a, b) -> None:
-        """0 <= a  _|_  b >= 0, elementwise, relaxed to a * b <= eps."""
-        self.opti.subject_to(a >= 0)
-        self.opti.subject_to(b >= 0)
-        self.opti.subject_to(a * b <= self.eps)
+    def complementarity(self, a, b, product=None) -> None:
+        """0 <= a  _|_  b >= 0, elementwise, relaxed to a * b <= eps; product: a * b if the
+        caller computed it already (inside a per-step function)."""
+        self.opti.subject_to(ca.vec(a) >= 0)
+        self.opti.subject_to(ca.vec(b) >= 0)
+        self.opti.subject_to(ca.vec(a * b if product is None else product) <= self.eps_param)
         self.pairs.append((a, b))
 
     def solve(self, name: str, initial: dict | None = None, max_iter: int = 3000,
               max_seconds: float = 600.0, print_level: int = 0, tol: float = 1e-8,
-              options: dict | None = None):
-        """Solve with IPOPT; initial maps Opti variables to starting values. Returns
-        (values: callable expr -> numpy, StageReport). IPOPT stops at max_iter iterations or
-        max_seconds of wall time: a solve never hangs; a failed solve is reported
-        (success False, IPOPT's status), its last iterate returned."""
+              options: dict | None = None, homotopy: tuple = (), expand: bool = True):
+        """Solve with IPOPT; initial maps Opti variables to starting values. homotopy: larger
+        relaxations solved first, each run starting from the previous one's primal and dual
+        point, the last run at eps. Returns (values: callable expr -> numpy, StageReport)
+        (iterations and seconds summed over the runs). IPOPT stops at max_iter iterations or
+        max_seconds of wall time per run: a solve never hangs; a failed solve is reported
+        (success False, IPOPT's status), its last iterate returned. expand: IPOPT sees one SX
+        graph (fast evaluation, slow set-up for large problems) or the MX graph of the per-step
+        functions (set-up in seconds)."""
         opti = self.opti
         opti.minimize(self.cost)
         for var, value in (initial or {}).items():
@@ -83,19 +93,36 @@ class Transcription:
                  "acceptable_iter": 15, "mu_strategy": "adaptive",
                  "nlp_scaling_method": "gradient-based", "sb": "yes"}
         ipopt.update(options or {})
-        opti.solver("ipopt", {"expand": True, "print_time": False}, ipopt)
+        schedule = [e for e in homotopy if e > self.eps] + [self.eps]
         start = time.perf_counter()
-        try:
-            sol = opti.solve()
-            value = sol.value
-            stats = sol.stats()
-        except RuntimeError:
-            value = opti.debug.value
-            stats = opti.stats()
+        iterations = 0
+        for run, eps in enumerate(schedule):
+            opti.set_value(self.eps_param, eps)
+            opts = dict(ipopt)
+            if run > 0:
+                opts.update({"warm_start_init_point": "yes", "mu_init": 1e-6,
+                             "warm_start_bound_push": 1e-9, "warm_start_mult_bound_push": 1e-9,
+                             "mu_strategy": "monotone"})
+            opti.solver("ipopt", {"expand": expand, "print_time": False}, opts)
+            try:
+                sol = opti.solve()
+                value = sol.value
+                stats = sol.stats()
+            except RuntimeError:
+                value = opti.debug.value
+                stats = opti.stats()
+            iterations += int(stats.get("iter_count", 0))
+            if os.environ.get("CUSP_PLAN_DEBUG"):
+                print(f"  {name} eps {eps:g}: {stats.get('iter_count')} it, ipopt "
+                      f"{stats.get('t_wall_total', 0):.2f} s, hess "
+                      f"{stats.get('t_wall_nlp_hess_l', 0):.2f} s, since start "
+                      f"{time.perf_counter() - start:.2f} s")
+            if run + 1 < len(schedule):
+                opti.set_initial(opti.x, value(opti.x))
+                opti.set_initial(opti.lam_g, value(opti.lam_g))
         seconds = time.perf_counter() - start
         status = str(stats.get("return_status", "unknown"))
         success = bool(stats.get("success", False)) or status == "Solved_To_Acceptable_Level"
-        iterations = int(stats.get("iter_count", -1))
 
         def values(expr):
             return np.asarray(value(expr), dtype=float)
