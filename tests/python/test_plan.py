@@ -99,3 +99,49 @@ def test_toy_bad_input_is_one_line():
         toy.point_mass_wall(wall=-1.0)
     with pytest.raises(PlanError, match="mu = -0.1"):
         toy.box_push(mu=-0.1)
+
+
+# ---- the planner's arm is the generated MJCF's arm ---------------------------------------------
+
+def _scene_model():
+    import mujoco
+    from cusp import mjcf_gen
+
+    xml = mjcf_gen.expand_file(ROOT / "mjcf" / "plan_sphere.cusp.xml", plugin=False)
+    return mujoco.MjModel.from_xml_string(xml)
+
+
+def test_arm_model_is_mujocos_arm():
+    """Kinematics, inertia and gravity of the planner's arm (CasADi, from the compiled model)
+    against MuJoCo's own on the same scene at a random bent configuration: the tip pose, and
+    T^T M T, T^T qfrc_bias with T = d qvel / d ldot (the arm's joints as functions of the
+    chamber lengths). Same arithmetic up to ordering: 1e-10 relative."""
+    import mujoco
+    from cusp.plan.arm import ArmModel
+
+    model = _scene_model()
+    data = mujoco.MjData(model)
+    arm = ArmModel(model)
+    rng = np.random.default_rng(7)
+    l = arm.L0 + rng.normal(0.0, 0.02, arm.n)
+    arm.qpos_from(data.qpos, l)
+    mujoco.mj_forward(model, data)
+    pos, rot = arm.tip(l)
+    np.testing.assert_allclose(np.asarray(pos).ravel(), data.geom_xpos[arm.tip_geom], atol=1e-12)
+    np.testing.assert_allclose(np.asarray(rot), data.geom_xmat[arm.tip_geom].reshape(3, 3),
+                               atol=1e-12)
+    np.testing.assert_allclose(arm.lengths_from(data)[0], l, atol=1e-12)
+    T = np.zeros((model.nv, arm.n))
+    for j in range(arm.n):
+        arm.qvel_from(T[:, j], np.eye(arm.n)[j])
+    M = np.zeros((model.nv, model.nv))
+    mujoco.mj_fullM(model, data, M)
+    Mp = T.T @ M @ T
+    np.testing.assert_allclose(np.asarray(arm.mass(l)), Mp, atol=1e-10 * np.abs(Mp).max())
+    G = T.T @ data.qfrc_bias  # qvel = 0: gravity only
+    np.testing.assert_allclose(np.asarray(arm.gravity(l)).ravel(), G, atol=1e-10 * np.abs(G).max())
+    # the stiffness, damping and motors the generator wrote
+    np.testing.assert_allclose(arm.K, 265.0)
+    np.testing.assert_allclose(arm.D, 125.0)
+    np.testing.assert_allclose(arm.L0, 0.15)
+    np.testing.assert_allclose(arm.ctrl_hi, 40.0)

@@ -22,6 +22,7 @@ The cost is CUSP (20).
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import pathlib
 import time
@@ -114,9 +115,23 @@ class Plan:
         return angle_between(self.q[-1], self.target)
 
     def save(self, path) -> None:
-        arrays = {k: getattr(self, k) for k in ("l", "v", "q", "w", "u", "fn", "beta", "gap",
-                                                "target")}
-        np.savez(path, h=self.h, **arrays)
+        """An .npz with the arrays, the task and the stage reports (as JSON text)."""
+        arrays = {k: getattr(self, k) for k in ARRAYS}
+        np.savez(path, h=self.h, task=json.dumps(dataclasses.asdict(self.task)),
+                 stages=json.dumps([dataclasses.asdict(r) for r in self.stages]), **arrays)
+
+    @staticmethod
+    def load(path) -> "Plan":
+        with np.load(path) as f:
+            task = json.loads(str(f["task"]))
+            if isinstance(task["axis"], list):
+                task["axis"] = tuple(task["axis"])
+            stages = [StageReport(**r) for r in json.loads(str(f["stages"]))]
+            return Plan(task=SphereTask(**task), h=float(f["h"]), stages=stages,
+                        **{k: f[k] for k in ARRAYS})
+
+
+ARRAYS = ("l", "v", "q", "w", "u", "fn", "beta", "gap", "target")
 
 
 def quat_cost(q, target) -> float:
