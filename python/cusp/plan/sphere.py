@@ -33,7 +33,8 @@ import numpy as np
 
 from cusp import mjcf_gen
 from cusp.plan.arm import ArmModel
-from cusp.plan.mpcc import SCHOLTES_EPS, PlanError, StageReport, Transcription
+from cusp.plan import stages
+from cusp.plan.mpcc import SCHOLTES_EPS, PlanError, StageReport
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 SCENE = REPO / "mjcf" / "plan_sphere.cusp.xml"
@@ -276,86 +277,6 @@ class SphereModel:
 
 # ---- the two stages ----------------------------------------------------------------------------
 
-def _jquat(q, target):
-    return 1 - ca.dot(q, ca.DM(target)) ** 2
-
-
-def _step_function(sm: SphereModel, kinematic: bool) -> ca.Function:
-    """Everything of interval k as one SX function of that interval's variables (mapped over
-    the horizon: its derivatives are built once): dynamics residuals, the complementarity
-    pairs (a, b, a * b) of CUSP (19) and the running cost of CUSP (20). In the dynamic stage
-    the inertia M(l_{k+1}) is an input (mass), set from the current estimate of l_{k+1} and
-    updated between solves (the lagged mass matrix; see plan())."""
-    arm, task, h = sm.arm, sm.task, sm.h
-    n, d = arm.n, task.directions
-    sym = ca.SX.sym
-    l0, v0, q0, w0 = sym("l0", n), sym("v0", n), sym("q0", 4), sym("w0", 3)
-    l1, v1, q1, w1 = sym("l1", n), sym("v1", n), sym("q1", 4), sym("w1", 3)
-    fn, beta, gam, fprev, smooth = sym("fn"), sym("beta", d), sym("gam"), sym("fprev"), sym("s")
-    u, mass = sym("u", n), sym("mass", n, n)
-    gap, slip, gen, torque = sm.contact(l1, v1, w1, fn, beta)[:4]
-    eq = [l1 - l0 - h * v1,
-          sm.sphere_residual(w0, w1, torque),
-          q1 - sm.quat_step(q0, w1)]
-    if not kinematic:
-        eq.append(mass @ (v1 - v0) - h * (u - arm.K * (l1 - arm.L0) - arm.D * v1 -
-                                          arm.gravity(l1) + gen))
-    a = ca.vertcat(gap, task.mu * fn - ca.sum1(beta), beta)
-    b = ca.vertcat(fn, gam, slip + gam)
-    run = (10 * _jquat(q1, sm.target) - 1e-3 * fn + smooth * 0.2 * (fn - fprev) ** 2
-           + 1e-3 * ca.sumsqr(v1 - v0) + 1e-3 * ca.sumsqr(w1 - w0)
-           + 10 * (ca.sumsqr(q1) - 1) ** 2)
-    if not kinematic:
-        run += 1e-2 * ca.sumsqr(u)
-    inputs = [l0, v0, q0, w0, l1, v1, q1, w1, fn, beta, gam, fprev, smooth, u, ca.vec(mass)]
-    return ca.Function("interval", inputs, [ca.vertcat(*eq), a, b, a * b, h * run])
-
-
-def _transcribe(sm: SphereModel, kinematic: bool):
-    task, arm = sm.task, sm.arm
-    n, N, d = arm.n, task.steps, task.directions
-    tr = Transcription(task.eps)
-    L, V = tr.variable(n, N + 1), tr.variable(n, N + 1)
-    Q, W = tr.variable(4, N + 1), tr.variable(3, N + 1)
-    FN, B, G = tr.variable(1, N), tr.variable(d, N), tr.variable(1, N)
-    U = tr.opti.parameter(n, N) if kinematic else tr.variable(n, N)
-    MASS = tr.opti.parameter(n * n, N)
-    if kinematic:
-        tr.opti.set_value(U, 0)
-    tr.opti.set_value(MASS, 0)
-    rest = arm.rest()
-    tr.subject_to(L[:, 0] == rest)
-    tr.subject_to(V[:, 0] == 0)
-    tr.subject_to(Q[:, 0] == ca.DM([1, 0, 0, 0]))
-    tr.subject_to(W[:, 0] == 0)
-    # chamber lengths stay within what the motors can hold against the springs (m)
-    span = np.maximum(np.abs(arm.ctrl_lo), np.abs(arm.ctrl_hi)) / arm.K
-    lo, hi = np.tile((arm.L0 - span)[:, None], (1, N)), np.tile((arm.L0 + span)[:, None], (1, N))
-    tr.subject_to(tr.opti.bounded(lo, L[:, 1:], hi))
-    if kinematic:
-        tr.subject_to(tr.opti.bounded(-task.kinematic_speed_max, ca.vec(V[:, 1:]),
-                                      task.kinematic_speed_max))
-        tr.subject_to(ca.vec(FN) <= task.kinematic_force_max)
-    else:
-        tr.subject_to(tr.opti.bounded(np.tile(arm.ctrl_lo[:, None], (1, N)), U,
-                                      np.tile(arm.ctrl_hi[:, None], (1, N))))
-    step = _step_function(sm, kinematic).map(N)
-    fprev = ca.horzcat(0, FN[:, :-1])
-    smooth = ca.DM(np.r_[0.0, np.ones(N - 1)]).T
-    eq, a, b, ab, run = step(L[:, :-1], V[:, :-1], Q[:, :-1], W[:, :-1], L[:, 1:], V[:, 1:],
-                             Q[:, 1:], W[:, 1:], FN, B, G, fprev, smooth, U, MASS)
-    tr.subject_to(ca.vec(eq) == 0)
-    tr.complementarity(a, b, ab)
-    tr.cost = ca.sum2(run) + 100 * _jquat(Q[:, N], sm.target)
-    return tr, dict(L=L, V=V, Q=Q, W=W, FN=FN, B=B, G=G, U=U, MASS=MASS), rest
-
-
-def _masses(sm: SphereModel, L: np.ndarray) -> np.ndarray:
-    """M(l_{k+1}) for every interval, column k = vec(M) (n*n x N)."""
-    return np.hstack([np.asarray(sm.arm.mass(L[:, k + 1])).reshape(-1, 1, order="F")
-                      for k in range(L.shape[1] - 1)])
-
-
 def _slerp_guess(sm: SphereModel):
     N, h = sm.task.steps, sm.h
     angle = math.radians(sm.task.angle_deg)
@@ -365,13 +286,6 @@ def _slerp_guess(sm: SphereModel):
     w = np.tile(sm.axis * angle / (N * h), (N + 1, 1))
     w[0] = 0
     return q, w
-
-
-def _collect(sm, values, var) -> dict:
-    out = {k: values(var[k]) for k in ("L", "V", "Q", "W", "FN", "B", "G", "U")}
-    out["FN"] = out["FN"].reshape(-1)
-    out["G"] = out["G"].reshape(-1)
-    return out
 
 
 def _gaps(sm, sol) -> np.ndarray:
@@ -424,34 +338,33 @@ def plan(task: SphereTask | None = None, progress=None) -> Plan:
     t0 = time.perf_counter()
     sm = SphereModel(task)
     say = progress or (lambda text: None)
-    N, d = task.steps, task.directions
+    N, d, n = task.steps, task.directions, sm.arm.n
     # stage 1: kinematic arm, dynamic sphere
-    tr, var, rest = _transcribe(sm, kinematic=True)
+    kin_stage = stages.Stage(sm, kinematic=True)
+    lay = kin_stage.lay
     q_guess, w_guess = _slerp_guess(sm)
-    init = {var["L"]: np.tile(rest[:, None], (1, N + 1)), var["Q"]: q_guess.T,
-            var["W"]: w_guess.T, var["FN"]: np.full((1, N), 0.5),
-            var["B"]: np.full((d, N), 0.01), var["G"]: np.full((1, N), 0.01)}
-    values, rep1 = tr.solve("kinematic", init, max_iter=task.max_iter,
-                            max_seconds=task.max_seconds, homotopy=HOMOTOPY, expand=False)
+    x0 = lay.pack(np.tile(kin_stage.rest[:, None], (1, N + 1)), np.zeros((n, N + 1)),
+                  q_guess.T, w_guess.T, np.full(N, 0.5), np.full((d, N), 0.01),
+                  np.full(N, 0.01), np.zeros((n, N)))
+    x, _, rep1 = kin_stage.solve("kinematic", x0, None, homotopy=HOMOTOPY,
+                                 max_iter=task.max_iter, max_seconds=task.max_seconds)
     rep1.seconds = time.perf_counter() - t0
-    kin = _collect(sm, values, var)
+    kin = lay.unpack(x)
     rep1.quat_error = quat_cost(kin["Q"][:, -1], sm.target)
     say(rep1.line())
     # stage 2: the dynamic MPCC from the kinematic plan, inputs by inverse dynamics
     t1 = time.perf_counter()
-    U0 = inverse_dynamics_inputs(sm, kin)
-    tr2, var2, _ = _transcribe(sm, kinematic=False)
-    start = {k: kin[k] for k in ("L", "V", "Q", "W", "FN", "B", "G")}
-    start["U"] = U0
-    iterations, sol = 0, start
+    kin["U"] = inverse_dynamics_inputs(sm, kin)
+    dyn_stage = stages.Stage(sm, kinematic=False)
+    x = lay.pack(**{k: kin[k] for k in ("L", "V", "Q", "W", "FN", "B", "G", "U")})
+    iterations, warm, sol = 0, None, kin
     for update in range(MASS_UPDATES + 1):
-        tr2.opti.set_value(var2["MASS"], _masses(sm, sol["L"]))
-        init2 = {var2[k]: sol[k] for k in ("L", "V", "Q", "W", "FN", "B", "G", "U")}
-        values2, rep2 = tr2.solve("dynamic", init2, max_iter=task.max_iter,
-                                  max_seconds=task.max_seconds,
-                                  homotopy=HOMOTOPY if update == 0 else (), expand=False)
+        x, warm, rep2 = dyn_stage.solve("dynamic", x, sol["L"],
+                                        homotopy=HOMOTOPY if update == 0 else (),
+                                        warm_from=warm, max_iter=task.max_iter,
+                                        max_seconds=task.max_seconds)
         iterations += rep2.iterations
-        sol = _collect(sm, values2, var2)
+        sol = lay.unpack(x)
         residual = exact_residual(sm, sol)
         if residual < 1e-8 or not rep2.success:
             break
