@@ -226,3 +226,21 @@ class ArmModel:
             if np.max(np.abs(step)) < 1e-13:
                 return x
         raise PlanError("arm rest: Newton did not converge (is the arm too soft for gravity?)")
+
+    # ---- one step of the planner's dynamics ------------------------------------------------
+
+    def step_function(self, h: float) -> ca.Function:
+        """(l, v, u, gen) -> (l+, v+): one implicit-Euler step of h (s) of the planner's
+        equations of motion (the residual the dynamic stage imposes, CUSP (17)), solved by
+        Newton's method; gen is the generalised contact force J^T F (N)."""
+        n = self.n
+        l0, v0 = ca.SX.sym("l0", n), ca.SX.sym("v0", n)
+        u, gen, v1 = ca.SX.sym("u", n), ca.SX.sym("gen", n), ca.SX.sym("v1", n)
+        l1 = l0 + h * v1
+        res = self.mass(l1) @ (v1 - v0) - h * (u - self.K * (l1 - self.L0) - self.D * v1 -
+                                               self.gravity(l1) + gen)
+        root = ca.rootfinder("arm_implicit_euler", "newton",
+                             ca.Function("res", [v1, ca.vertcat(l0, v0, u, gen)], [res]),
+                             {"abstol": 1e-12, "max_iter": 50})
+        v_next = root(v0, ca.vertcat(l0, v0, u, gen))
+        return ca.Function("arm_step", [l0, v0, u, gen], [l0 + h * v_next, v_next])
