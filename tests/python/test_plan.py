@@ -185,3 +185,44 @@ def test_planner_dynamics_agree_with_mujoco_step_by_step():
     assert np.max(np.abs(ls - rest)) > 5e-3     # the arm does move (m)
     assert worst <= 1e-4, worst
     assert worst_nograv > 1e-3, worst_nograv
+
+
+# ---- bad task input ------------------------------------------------------------------------------
+
+def test_infeasible_horizon_is_reported_not_hung():
+    """0.5 m in 1 s with at most 0.1 N on 1 kg (reach: 0.05 m): IPOPT proves infeasibility or
+    stops at its limits; the report says the stage failed and why, within the time cap."""
+    import time
+
+    start = time.perf_counter()
+    plan = toy.point_mass_wall(u_max=0.1, max_seconds=20.0)
+    assert time.perf_counter() - start < 30.0
+    assert not plan.report.success
+    assert "nfeasib" in plan.report.status or "Exceeded" in plan.report.status, plan.report.status
+    assert "point mass vs wall" in plan.report.line()
+
+
+def test_sphere_task_bad_input_is_one_line():
+    from cusp.plan import sphere
+
+    for kwargs, text in (({"axis": "w"}, "axis = 'w'"), ({"steps": 1}, "steps = 1"),
+                         ({"axis": (0, 0, 0)}, "axis = (0, 0, 0)"),
+                         ({"mu": -1.0}, "mu = -1.0"),
+                         ({"scene": "/nonexistent.xml"}, "scene = '/nonexistent.xml'"),
+                         ({"sphere": "nosuchbody"}, "sphere = 'nosuchbody'")):
+        with pytest.raises(PlanError, match=None) as err:
+            sphere.SphereModel(sphere.SphereTask(**kwargs))
+        message = str(err.value)
+        assert text in message and "\n" not in message, message
+
+
+def test_cli_plan_bad_arguments(tmp_path):
+    import subprocess
+
+    env = {"PYTHONPATH": str(ROOT / "python"), "PATH": "/usr/bin:/bin"}
+    for args, text in ((["--axis", "w"], "--axis"), (["--steps", "1"], "--steps")):
+        run = subprocess.run([sys.executable, "-m", "cusp", "plan", *args, "--out",
+                              str(tmp_path)], capture_output=True, text=True, env=env,
+                             timeout=60)
+        assert run.returncode == 2, run.stderr
+        assert text in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr

@@ -165,7 +165,8 @@ class Stage:
         from the previous one's primal-dual point. Returns (x, (x, lam_x, lam_g), report)."""
         task = self.sm.task
         schedule = [e for e in homotopy if e > task.eps] + [task.eps]
-        ipopt = {"max_iter": max_iter, "max_wall_time": float(max_seconds), "print_level": 0,
+        ipopt = {"max_iter": max_iter, "max_cpu_time": float(max_seconds),
+                 "max_wall_time": 4.0 * float(max_seconds), "print_level": 0,
                  "tol": tol, "acceptable_tol": 1e-6, "acceptable_iter": 15,
                  "mu_strategy": "adaptive", "nlp_scaling_method": "gradient-based",
                  "sb": "yes"}

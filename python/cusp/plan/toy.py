@@ -31,10 +31,13 @@ def _check(name, value, positive=True):
 
 
 def point_mass_wall(n: int = 20, h: float = 0.05, mass: float = 1.0, x0: float = 0.0,
-                    wall: float = 0.5, eps: float = SCHOLTES_EPS) -> ToyPlan:
+                    wall: float = 0.5, eps: float = SCHOLTES_EPS, u_max: float | None = None,
+                    max_seconds: float = 60.0) -> ToyPlan:
     """A point mass on a line starts at rest at x0 and must end at rest at the wall x = wall
     in n steps of h, minimising sum h u^2. The wall (gap wall - x >= 0 _|_ normal force >= 0)
-    may stop it, so the optimum accelerates all the way and lets the wall take the momentum."""
+    may stop it, so the optimum accelerates all the way and lets the wall take the momentum.
+    u_max bounds |u| (N): too small for the horizon, the task is infeasible and the report
+    says so (success False, IPOPT's status)."""
     for key, val in (("h", h), ("mass", mass)):
         _check(key, val)
     if n < 3:
@@ -52,10 +55,14 @@ def point_mass_wall(n: int = 20, h: float = 0.05, mass: float = 1.0, x0: float =
         tr.complementarity(wall - x[k + 1], lam[k])
     tr.subject_to(x[n] == wall)
     tr.subject_to(v[n] == 0)
+    if u_max is not None:
+        _check("u_max", u_max)
+        tr.subject_to(tr.opti.bounded(-u_max, u, u_max))
     tr.cost = h * ca_sumsqr(u)
     ramp = np.linspace(x0, wall, n + 1)
     values, report = tr.solve("point mass vs wall",
-                              {x: ramp, v: np.full(n + 1, (wall - x0) / (n * h))})
+                              {x: ramp, v: np.full(n + 1, (wall - x0) / (n * h))},
+                              max_seconds=max_seconds)
     return ToyPlan(values(x), values(v), values(u), values(lam), np.zeros(n),
                    float(values(tr.cost)), report)
 
