@@ -78,8 +78,28 @@ class StagewiseNLP:
         hess_lag = ca.Function("nlp_hess_l", [X, P, LF, LG],
                                [ca.MX(target, ca.mtimes(assemble, vals))],
                                ["x", "p", "lam_f", "lam_g"], ["triu_hess_gamma_x_x"])
+        # the constraints' Jacobian the same way: interval k's rows are k*nc + r, its columns
+        # the positions of z_k in x (a repeated position sums)
+        jac = ca.jacobian(c, z)
+        jrows, jcols = jac.sparsity().get_triplet()
+        jrows, jcols = np.asarray(jrows), np.asarray(jcols)
+        jnz = ca.Function("interval_jac", [z, p], [ca.vertcat(*jac.nonzeros())])
+        nj = len(jrows)
+        gr = np.concatenate([k * self.nc + jrows for k in range(N)])
+        gc = np.concatenate([index[jcols, k] for k in range(N)])
+        key = gc.astype(np.int64) * (self.nc * N) + gr
+        juniq, jwhere = np.unique(key, return_inverse=True)
+        jtarget = ca.Sparsity.triplet(self.nc * N, nx, (juniq % (self.nc * N)).tolist(),
+                                      (juniq // (self.nc * N)).tolist())
+        jassemble = ca.DM(ca.Sparsity.triplet(len(juniq), nj * N, jwhere.tolist(),
+                                              list(range(nj * N))), 1.0)
+        J = jnz.map(N)(Z, Pm)
+        jac_g = ca.Function("nlp_jac_g", [X, P],
+                            [g, ca.MX(jtarget, ca.mtimes(jassemble, ca.vec(J)))],
+                            ["x", "p"], ["g", "jac_g_x"])
         self.nlp = {"x": X, "p": P, "f": f, "g": g}
         self.hess_lag = hess_lag
+        self.jac_g = jac_g
         self.functions = {"f": ca.Function("f", [X, P], [f]), "g": ca.Function("g", [X, P], [g])}
         self._solvers = {}
 
@@ -92,7 +112,8 @@ class StagewiseNLP:
                              "warm_start_bound_push": 1e-9, "warm_start_mult_bound_push": 1e-9,
                              "mu_strategy": "monotone"})
             self._solvers[key] = ca.nlpsol("stagewise", "ipopt", self.nlp,
-                                           {"hess_lag": self.hess_lag, "print_time": False,
+                                           {"hess_lag": self.hess_lag, "jac_g": self.jac_g,
+                                            "print_time": False,
                                             "ipopt": opts})
         return self._solvers[key]
 
