@@ -195,7 +195,11 @@ def _count(flag: str) -> Callable[[str], int]:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    import cusp.plan
+    try:
+        import cusp.plan
+    except ImportError as err:
+        raise ValueError(f"needs CasADi: pip install casadi==3.8.2 (scripts/bootstrap installs "
+                         f"it in .venv) ({err})") from None
 
     task = cusp.plan.SphereTask(axis=args.axis, angle_deg=args.angle, steps=args.steps,
                                 horizon=args.horizon, max_seconds=args.max_seconds,
