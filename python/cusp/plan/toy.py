@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import casadi as ca
 import numpy as np
 
 from cusp.plan.mpcc import SCHOLTES_EPS, PlanError, StageReport, Transcription
@@ -58,7 +59,7 @@ def point_mass_wall(n: int = 20, h: float = 0.05, mass: float = 1.0, x0: float =
     if u_max is not None:
         _check("u_max", u_max)
         tr.subject_to(tr.opti.bounded(-u_max, u, u_max))
-    tr.cost = h * ca_sumsqr(u)
+    tr.cost = h * ca.sumsqr(u)
     ramp = np.linspace(x0, wall, n + 1)
     values, report = tr.solve("point mass vs wall",
                               {x: ramp, v: np.full(n + 1, (wall - x0) / (n * h))},
@@ -108,7 +109,7 @@ def box_push(n: int = 20, h: float = 0.05, mass: float = 1.0, mu: float = 0.3,
         tr.complementarity(beta[1, k], -vx[k + 1] + gam[k])
     tr.subject_to(x[n] == target)
     tr.subject_to(vx[n] == 0)
-    tr.cost = h * ca_sumsqr(u)
+    tr.cost = h * ca.sumsqr(u)
     init = {x: np.linspace(0, target, n + 1), vx: np.full(n + 1, target / (n * h)),
             fn: np.full(n, mass * gravity), beta: np.vstack([np.zeros(n),
                                                              np.full(n, mu * mass * gravity)])}
@@ -116,9 +117,3 @@ def box_push(n: int = 20, h: float = 0.05, mass: float = 1.0, mu: float = 0.3,
     b = values(beta)
     return ToyPlan(values(x), values(vx), values(u), values(fn), b[0] - b[1],
                    float(values(tr.cost)), report)
-
-
-def ca_sumsqr(expr):
-    import casadi as ca
-
-    return ca.sumsqr(expr)
