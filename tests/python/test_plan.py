@@ -226,3 +226,31 @@ def test_cli_plan_bad_arguments(tmp_path):
                              timeout=60)
         assert run.returncode == 2, run.stderr
         assert text in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
+
+
+# ---- the sphere task end to end, small -----------------------------------------------------------
+
+def test_small_sphere_plan_and_replay(tmp_path):
+    """The seeds' task shrunk for CI (N = 4, T = 0.4 s, 10 deg about x): both stages converge
+    with every complementarity product at the Scholtes bound (<= 1.1e-7: IPOPT's tolerance
+    on a b <= 1e-7), the plan reaches the target (J_quat < 1e-4, i.e. < 1.2 deg), and the plan
+    replayed open loop in MuJoCo with cusp ends within 3 deg of the target (measured 1.1 deg).
+    Everything is written: plan.npz (reloads to the same arrays), summary.json, plan.png."""
+    import json
+
+    import cusp.plan
+
+    task = cusp.plan.SphereTask(axis="x", steps=4, horizon=0.4, angle_deg=10.0, max_seconds=60)
+    summary = cusp.plan.plan_and_replay(task, tmp_path)
+    for stage in summary["stages"]:
+        assert stage["success"], stage
+        assert stage["complementarity"] <= 1.1e-7
+        assert stage["constraint"] <= 1e-6
+    assert summary["plan_quat_error"] < 1e-4
+    open_loop = [r for r in summary["replays"] if r["mode"] == "cusp" and not r["feedback"]][0]
+    assert open_loop["final_angle_error_deg"] < 3.0, open_loop
+    assert open_loop["solver_failures"] == 0
+    saved = cusp.plan.Plan.load(tmp_path / "plan.npz")
+    assert saved.quat_error == pytest.approx(summary["plan_quat_error"], rel=1e-12)
+    assert json.loads((tmp_path / "summary.json").read_text())["task"]["steps"] == 4
+    assert (tmp_path / "plan.png").stat().st_size > 10_000
