@@ -13,6 +13,10 @@
     sweep SCENE... [--set KEY=V1,V2]... [--integrator I1,I2] [--timestep H1,H2] [--workers N]
           [--address RAY] --out DIR               a grid of runs as Ray tasks (cusp.sweep)
     mjcf expand|check ...                       the soft-body generator
+    plan [--axis x|y|z] [--angle DEG] [--steps N] [--horizon T] [--scene FILE] [--no-replay]
+         --out DIR                              plan the sphere task (cusp.plan), replay it
+                                                with cusp and stock: plan.npz, summary.json,
+                                                plan.png in DIR
 
 view, run, compare and render take --control MODULE:FUNCTION (or FILE.py:FUNCTION): a Python
 controller called as FUNCTION(model, data) before every step, on cusp and on the stock twin alike.
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import json
 import os
 import pathlib
 import sys
@@ -197,6 +202,43 @@ def _render(args: argparse.Namespace) -> int:
     return 0
 
 
+def _count(flag: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 2:
+            raise argparse.ArgumentTypeError(f"'{text}': expected an integer >= 2")
+        return value
+
+    parse.__name__ = flag
+    return parse
+
+
+def _plan(args: argparse.Namespace) -> int:
+    try:
+        import cusp.plan
+    except ImportError as err:
+        raise ValueError(f"needs CasADi: pip install casadi==3.8.2 (scripts/bootstrap installs "
+                         f"it in .venv) ({err})") from None
+
+    task = cusp.plan.SphereTask(axis=args.axis, angle_deg=args.angle, steps=args.steps,
+                                horizon=args.horizon, max_seconds=args.max_seconds,
+                                **({"scene": args.scene} if args.scene else {}))
+    say = None if args.quiet else (lambda text: print(text, file=sys.stderr))
+    try:
+        summary = cusp.plan.plan_and_replay(task, args.out, replays=not args.no_replay,
+                                            progress=say)
+    except cusp.plan.PlanError as err:
+        raise ValueError(str(err)) from None
+    print(json.dumps(summary, indent=2))
+    ok = all(stage["success"] for stage in summary["stages"])
+    if not ok:
+        print("python -m cusp plan: a stage did not converge (see summary.json)", file=sys.stderr)
+    return 0 if ok else 1
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m cusp", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -244,6 +286,19 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("mjcf", help="soft-body generator: mjcf expand IN.xml OUT.xml")
     sub.add_parser("reduction", help="contact-space reduction: reduction snapshot|basis|error "
                    "(python -m cusp reduction --help)")
+    pln = sub.add_parser("plan", help="plan the sphere task through contact and replay it")
+    pln.add_argument("--axis", choices=("x", "y", "z"), default="x",
+                     help="rotation axis of the sphere (default x)")
+    pln.add_argument("--angle", type=float, default=90.0, help="rotation (deg, default 90)")
+    pln.add_argument("--steps", type=_count("--steps"), default=100, help="N (default 100)")
+    pln.add_argument("--horizon", type=_positive("--horizon"), default=4.0,
+                     help="T in s (default 4)")
+    pln.add_argument("--scene", help="generated scene (default mjcf/plan_sphere.cusp.xml)")
+    pln.add_argument("--max-seconds", type=_positive("--max-seconds"), default=300.0,
+                     help="wall-time limit of each IPOPT run (s, default 300)")
+    pln.add_argument("--no-replay", action="store_true", help="plan only")
+    pln.add_argument("--out", required=True, help="directory for plan.npz, summary.json, plan.png")
+    pln.add_argument("--quiet", action="store_true", help="no per-stage lines on stderr")
     return parser
 
 
@@ -273,7 +328,8 @@ def main(argv: list[str] | None = None, prog: str = "python -m cusp") -> int:
 
             return mjcf.main(argv[1:])
         args = _parser().parse_args(argv)
-        handlers = {"view": _view, "studio": _studio, "compare": _compare, "render": _render}
+        handlers = {"view": _view, "studio": _studio, "compare": _compare, "render": _render,
+                    "plan": _plan}
         return handlers[args.command](args)
     except _UsageError as err:
         print(f"{name}: {err}", file=sys.stderr)

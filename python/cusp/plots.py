@@ -222,3 +222,74 @@ def compare_to_dir(scene: str | os.PathLike, out_dir: str | os.PathLike, seconds
     pictures = plot(runs, out_dir, title=title, singles=not overview_only)
     write_summary(runs, scene, seconds, out_dir, pictures)
     return runs
+
+
+# ---- a plan against its replays (python -m cusp plan) ------------------------------------------
+
+#: replays by line colour; the plan is dashed black, replays solid
+REPLAY_COLOURS = {("cusp", False): "tab:blue", ("cusp", True): "tab:green",
+                  ("stock", False): "tab:orange", ("stock", True): "tab:red"}
+
+
+def _rotation_about(quat: np.ndarray, axis: np.ndarray) -> np.ndarray:
+    """Signed rotation angle (deg) of unit quaternions (rows) about axis: 2 atan2(v . a, w)."""
+    q = quat / np.linalg.norm(quat, axis=1, keepdims=True)
+    return np.degrees(2 * np.arctan2(q[:, 1:] @ axis, q[:, 0]))
+
+
+def plan_figure(plan: Any, replays: list) -> Any:
+    """Plan (dashed) against its MuJoCo replays (solid): the sphere's rotation about the task
+    axis, its orientation error to the target, the normal force between tip disk and sphere,
+    and the nine chamber lengths (plan and the first replay)."""
+    import matplotlib.pyplot as plt
+
+    axis = plan.target[1:] / max(np.linalg.norm(plan.target[1:]), 1e-12)
+    tp = plan.h * np.arange(len(plan.q))
+    fig, axes = plt.subplots(4, 1, figsize=(7.5, 11), sharex=True)
+    ax = axes[0]
+    ax.plot(tp, _rotation_about(plan.q, axis), "k--", lw=1.6, label="plan")
+    for r in replays:
+        ax.plot(r.time, _rotation_about(r.quat, axis), color=REPLAY_COLOURS[(r.mode, r.feedback)],
+                lw=1.2, label=f"{r.mode}, {'feedback' if r.feedback else 'open loop'}")
+    ax.axhline(np.degrees(2 * np.arctan2(plan.target[1:] @ axis, plan.target[0])), color="grey",
+               lw=0.8, ls=":")
+    ax.set_ylabel("rotation about axis (deg)")
+    ax.legend(fontsize=8)
+    ax = axes[1]
+    from cusp.plan.sphere import angle_between
+
+    ax.semilogy(tp, [max(angle_between(q, plan.target), 1e-6) for q in plan.q], "k--", lw=1.6)
+    for r in replays:
+        err = [max(angle_between(q, plan.target), 1e-6) for q in r.quat[::10]]
+        ax.semilogy(r.time[::10], err, color=REPLAY_COLOURS[(r.mode, r.feedback)], lw=1.2)
+    ax.set_ylabel("error to target (deg)")
+    ax = axes[2]
+    ax.step(plan.h * np.arange(1, len(plan.fn) + 1), plan.fn, "k--", where="pre", lw=1.6)
+    for r in replays:
+        ax.plot(r.time, r.normal, color=REPLAY_COLOURS[(r.mode, r.feedback)], lw=0.8)
+    ax.set_ylabel("normal force (N)")
+    ax = axes[3]
+    if replays:
+        for j in range(plan.l.shape[1]):
+            colour = f"C{j}"
+            ax.plot(tp, 1000 * plan.l[:, j], "--", color=colour, lw=1.2)
+            ax.plot(replays[0].time, 1000 * replays[0].lengths[:, j], color=colour, lw=0.8)
+    ax.set_ylabel(f"chamber lengths (mm)\n({replays[0].mode if replays else ''} solid)")
+    ax.set_xlabel("time (s)")
+    fig.tight_layout()
+    return fig
+
+
+def plan_plot(plan: Any, replays: list, path: str | os.PathLike, dpi: int = 110) -> pathlib.Path:
+    """plan_figure written as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig = plan_figure(plan, replays)
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path

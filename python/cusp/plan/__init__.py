@@ -1,0 +1,72 @@
+"""cusp.plan: trajectory optimisation through contact on cusp's contact model (CUSP IV).
+
+A plan is a direct transcription of the soft arm of a generated scene (the same PCC arm that
+cusp-mjcf writes to MJCF, read from the compiled model: plan/arm.py) and a rigid object over N
+steps, with states, inputs and contact forces as decision variables and contact by the
+gap-force complementarity of CUSP (19) under Scholtes' relaxation, solved by IPOPT through
+CasADi (plan/mpcc.py). The seeds' task, turning a sphere held at a fixed centre, is
+plan/sphere.py (two stages: kinematic, then dynamic); plan/playback.py runs a plan in MuJoCo with
+cusp and with the stock twin; plan/toy.py holds small problems with known optima.
+
+    import cusp.plan
+    result = cusp.plan.plan(cusp.plan.SphereTask(axis="x"))     # stages in result.stages
+    rep = cusp.plan.replay(result, feedback=True)                # cusp in MuJoCo
+    summary = cusp.plan.plan_and_replay(cusp.plan.SphereTask(axis="z"), "results/plan_z")
+
+Command line: ``python -m cusp plan --axis x --out results/plan_x`` (README.md).
+"""
+from __future__ import annotations
+
+import json
+import pathlib
+
+from cusp.plan.mpcc import SCHOLTES_EPS, PlanError, StageReport  # noqa: F401
+from cusp.plan.sphere import Plan, SphereTask, plan  # noqa: F401
+
+
+def replay(result, stock: bool = False, feedback: bool = False, timestep: float | None = None):
+    """cusp.plan.playback.replay (imported on use: it loads the cusp plugin)."""
+    from cusp.plan import playback as _replay
+
+    return _replay.replay(result, stock=stock, feedback=feedback, timestep=timestep)
+
+
+def plan_and_replay(task: SphereTask, out: str | pathlib.Path, replays: bool = True,
+                    progress=None) -> dict:
+    """Plan the task, replay it (cusp and stock, open loop and with feedback), write into out:
+    plan.npz, summary.json and plan.png (plan dashed, simulations solid). Returns the summary:
+    per stage its report, the plan's final quaternion error, per replay its final orientation
+    error (deg) and its gaps to the plan."""
+    from cusp import plots
+    from cusp.plan import playback as _replay
+
+    out = pathlib.Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    result = plan(task, progress=progress)
+    result.save(out / "plan.npz")
+    summary = {"task": {"axis": task.axis, "angle_deg": task.angle_deg, "steps": task.steps,
+                        "horizon_s": task.horizon, "mu": task.mu, "directions": task.directions,
+                        "eps": task.eps},
+               "stages": [vars(r) for r in result.stages],
+               "plan_quat_error": result.quat_error,
+               "plan_angle_error_deg": result.angle_error_deg,
+               "seconds_total": sum(r.seconds for r in result.stages),
+               "replays": []}
+    runs = []
+    if replays:
+        for stock in (False, True):
+            for feedback in (False, True):
+                rep = _replay.replay(result, stock=stock, feedback=feedback)
+                runs.append(rep)
+                entry = {"mode": rep.mode, "feedback": feedback,
+                         "final_angle_error_deg": rep.final_angle_deg,
+                         "final_quat_error": rep.final_quat_error,
+                         "solver_failures": rep.solver_failures}
+                entry.update(_replay.agreement(result, rep))
+                summary["replays"].append(entry)
+                if progress:
+                    progress(f"replay {rep.mode} {'feedback' if feedback else 'open loop'}: "
+                             f"final orientation error {rep.final_angle_deg:.3f} deg")
+        plots.plan_plot(result, runs, out / "plan.png")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary

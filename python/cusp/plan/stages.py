@@ -1,0 +1,197 @@
+"""The two stages of the sphere task (CUSP IV-B) as stage-wise NLPs (plan/stagewise.py):
+the interval function, the layout of the decision vector, the bounds, and one stage's solve
+with the Scholtes homotopy."""
+from __future__ import annotations
+
+import time
+
+import casadi as ca
+import numpy as np
+
+from cusp.plan.mpcc import StageReport
+from cusp.plan.stagewise import StagewiseNLP
+
+
+def state_size(n: int) -> int:
+    """Size of one state (l (n), v (n), q (4), w (3))."""
+    return 2 * n + 7
+
+
+def _split_state(s, n):
+    return s[:n], s[n:2 * n], s[2 * n:2 * n + 4], s[2 * n + 4:2 * n + 7]
+
+
+def jquat(q, target):
+    """The seeds' orientation cost 1 - (q . q_target)^2."""
+    return 1 - ca.dot(q, ca.DM(target)) ** 2
+
+
+def interval_function(sm, kinematic: bool) -> ca.Function:
+    """Everything of interval k as one SX function of that interval's variables
+    z = (state k, state k+1, f_k, beta_k, gamma_k, u_k, f_{k-1}) and parameters
+    p = (smoothing weight, vec M(l_{k+1})): constraints c = (dynamics residuals; the
+    complementarity pairs a, b and their products a * b of CUSP (19)) and the running cost of
+    CUSP (20) times h. In the dynamic stage the inertia M(l_{k+1}) is a parameter, set from the
+    current estimate of l_{k+1} and updated between solves (the lagged mass matrix)."""
+    arm, task, h = sm.arm, sm.task, sm.h
+    n, d, ns = arm.n, task.directions, state_size(arm.n)
+    z = ca.SX.sym("z", 2 * ns + 2 + d + n + 1)
+    p = ca.SX.sym("p", 1 + n * n)
+    l0, v0, q0, w0 = _split_state(z[:ns], n)
+    l1, v1, q1, w1 = _split_state(z[ns:2 * ns], n)
+    rest = z[2 * ns:]
+    fn, beta, gam = rest[0], rest[1:1 + d], rest[1 + d]
+    u, fprev = rest[2 + d:2 + d + n], rest[2 + d + n]
+    smooth, mass = p[0], ca.reshape(p[1:], n, n)
+    gap, slip, gen, torque = sm.contact(l1, v1, w1, fn, beta)[:4]
+    eq = [l1 - l0 - h * v1,
+          sm.sphere_residual(w0, w1, torque),
+          q1 - sm.quat_step(q0, w1)]
+    if not kinematic:
+        eq.append(mass @ (v1 - v0) - h * (u - arm.K * (l1 - arm.L0) - arm.D * v1 -
+                                          arm.gravity(l1) + gen))
+    a = ca.vertcat(gap, task.mu * fn - ca.sum1(beta), beta)
+    b = ca.vertcat(fn, gam, slip + gam)
+    run = (10 * jquat(q1, sm.target) - 1e-3 * fn + smooth * 0.2 * (fn - fprev) ** 2
+           + 1e-3 * ca.sumsqr(v1 - v0) + 1e-3 * ca.sumsqr(w1 - w0)
+           + 10 * (ca.sumsqr(q1) - 1) ** 2)
+    if not kinematic:
+        run += 1e-2 * ca.sumsqr(u)
+    return ca.Function("interval", [z, p], [ca.vertcat(*eq, a, b, a * b), h * run])
+
+
+class Layout:
+    """Where each variable sits in the decision vector x: states k = 0..N, then per interval
+    (f, beta (d), gamma, u (n))."""
+
+    def __init__(self, n: int, d: int, N: int):
+        self.n, self.d, self.N = n, d, N
+        self.ns, self.ni = state_size(n), 2 + d + n
+        self.nx = self.ns * (N + 1) + self.ni * N
+
+    def state(self, k):
+        return k * self.ns + np.arange(self.ns)
+
+    def interval(self, k):
+        return self.ns * (self.N + 1) + k * self.ni + np.arange(self.ni)
+
+    def index(self) -> np.ndarray:
+        """(nz x N) positions in x of every interval's z."""
+        cols = []
+        for k in range(self.N):
+            prev = self.interval(max(k - 1, 0))[0]
+            cols.append(np.concatenate([self.state(k), self.state(k + 1), self.interval(k),
+                                        [prev]]))
+        return np.array(cols).T
+
+    def pack(self, L, V, Q, W, FN, B, G, U) -> np.ndarray:
+        x = np.zeros(self.nx)
+        for k in range(self.N + 1):
+            x[self.state(k)] = np.concatenate([L[:, k], V[:, k], Q[:, k], W[:, k]])
+        for k in range(self.N):
+            x[self.interval(k)] = np.concatenate([[FN[k]], B[:, k], [G[k]], U[:, k]])
+        return x
+
+    def unpack(self, x) -> dict:
+        n, d = self.n, self.d
+        S = np.array([x[self.state(k)] for k in range(self.N + 1)]).T
+        Iv = np.array([x[self.interval(k)] for k in range(self.N)]).T
+        return {"L": S[:n], "V": S[n:2 * n], "Q": S[2 * n:2 * n + 4], "W": S[2 * n + 4:],
+                "FN": Iv[0], "B": Iv[1:1 + d], "G": Iv[1 + d], "U": Iv[2 + d:]}
+
+
+def masses(sm, L: np.ndarray) -> np.ndarray:
+    """M(l_{k+1}) for every interval, column k = vec(M) (n*n x N)."""
+    return np.hstack([np.asarray(sm.arm.mass(L[:, k + 1])).reshape(-1, 1, order="F")
+                      for k in range(L.shape[1] - 1)])
+
+
+class Stage:
+    """One stage's NLP (kinematic or dynamic) over the task's horizon, with its bounds."""
+
+    def __init__(self, sm, kinematic: bool):
+        task, arm = sm.task, sm.arm
+        n, N, d = arm.n, task.steps, task.directions
+        self.sm, self.kinematic = sm, kinematic
+        self.lay = lay = Layout(n, d, N)
+        interval = interval_function(sm, kinematic)
+        y = ca.SX.sym("y", 4)
+        terminal = ca.Function("terminal", [y], [100 * jquat(y, sm.target)])
+        qN = lay.state(N)[2 * n:2 * n + 4]
+        self.nlp = StagewiseNLP(interval, lay.index(), lay.nx, 1 + n * n, terminal, qN)
+        self.rest = arm.rest()
+        lbx, ubx = np.full(lay.nx, -np.inf), np.full(lay.nx, np.inf)
+        s0 = np.concatenate([self.rest, np.zeros(n), [1, 0, 0, 0], np.zeros(3)])
+        lbx[lay.state(0)] = ubx[lay.state(0)] = s0
+        # chamber lengths within what the motors can hold against the springs (m)
+        span = np.maximum(np.abs(arm.ctrl_lo), np.abs(arm.ctrl_hi)) / arm.K
+        for k in range(1, N + 1):
+            idx = lay.state(k)
+            lbx[idx[:n]], ubx[idx[:n]] = arm.L0 - span, arm.L0 + span
+            if kinematic:
+                lbx[idx[n:2 * n]] = -task.kinematic_speed_max
+                ubx[idx[n:2 * n]] = task.kinematic_speed_max
+        for k in range(N):
+            idx = lay.interval(k)
+            lbx[idx[:2 + d]] = 0.0                      # f, beta, gamma >= 0
+            if kinematic:
+                ubx[idx[0]] = task.kinematic_force_max
+                lbx[idx[2 + d:]] = ubx[idx[2 + d:]] = 0.0   # no inputs: the arm is kinematic
+            else:
+                lbx[idx[2 + d:]], ubx[idx[2 + d:]] = arm.ctrl_lo, arm.ctrl_hi
+        self.lbx, self.ubx = lbx, ubx
+        self.neq = n + 3 + 4 + (0 if kinematic else n)
+        self.npair = 2 + d
+        self.nc = self.neq + 3 * self.npair
+
+    def bounds_g(self, eps: float):
+        lo = np.concatenate([np.zeros(self.neq), np.zeros(2 * self.npair),
+                             np.full(self.npair, -np.inf)])
+        hi = np.concatenate([np.zeros(self.neq), np.full(2 * self.npair, np.inf),
+                             np.full(self.npair, eps)])
+        return np.tile(lo, self.sm.task.steps), np.tile(hi, self.sm.task.steps)
+
+    def params(self, L) -> np.ndarray:
+        n, N = self.sm.arm.n, self.sm.task.steps
+        P = np.zeros((1 + n * n, N))
+        P[0, 1:] = 1.0                                  # no force-smoothing term at k = 0
+        if not self.kinematic:
+            P[1:] = masses(self.sm, L)
+        return P.reshape(-1, order="F")
+
+    def solve(self, name, x0, L_for_mass, homotopy=(), warm_from=None, max_iter=3000,
+              max_seconds=300.0, tol=1e-8):
+        """IPOPT runs for the relaxations in homotopy (those larger than eps) then eps, each
+        from the previous one's primal-dual point. Returns (x, (x, lam_x, lam_g), report)."""
+        task = self.sm.task
+        schedule = [e for e in homotopy if e > task.eps] + [task.eps]
+        ipopt = {"max_iter": max_iter, "max_cpu_time": float(max_seconds),
+                 "max_wall_time": 4.0 * float(max_seconds), "print_level": 0,
+                 "tol": tol, "acceptable_tol": 1e-6, "acceptable_iter": 15,
+                 "mu_strategy": "adaptive", "nlp_scaling_method": "gradient-based",
+                 "sb": "yes"}
+        p = self.params(L_for_mass)
+        start = time.perf_counter()
+        iterations, warm, x = 0, warm_from, x0
+        for eps in schedule:
+            lbg, ubg = self.bounds_g(eps)
+            res, stats = self.nlp.solve(x, p, self.lbx, self.ubx, lbg, ubg, ipopt, warm)
+            iterations += int(stats.get("iter_count", 0))
+            x = np.asarray(res["x"]).ravel()
+            warm = (x, np.asarray(res["lam_x"]).ravel(), np.asarray(res["lam_g"]).ravel())
+        seconds = time.perf_counter() - start
+        status = str(stats.get("return_status", "unknown"))
+        success = bool(stats.get("success", False)) or status == "Solved_To_Acceptable_Level"
+        g = np.asarray(self.nlp.functions["g"](x, p)).ravel()
+        gm = g.reshape(-1, self.nc)
+        a = np.maximum(gm[:, self.neq:self.neq + self.npair], 0)
+        b = np.maximum(gm[:, self.neq + self.npair:self.neq + 2 * self.npair], 0)
+        lbg, ubg = self.bounds_g(task.eps)
+        viol = max(0.0, float(np.max(np.where(np.isfinite(lbg), lbg - g, 0))),
+                   float(np.max(np.where(np.isfinite(ubg), g - ubg, 0))),
+                   float(np.max(np.where(np.isfinite(self.lbx), self.lbx - x, 0))),
+                   float(np.max(np.where(np.isfinite(self.ubx), x - self.ubx, 0))))
+        report = StageReport(name=name, success=success, status=status, iterations=iterations,
+                             seconds=seconds, cost=float(self.nlp.functions["f"](x, p)),
+                             complementarity=float(np.max(a * b)), constraint=viol)
+        return x, warm, report

@@ -1,0 +1,256 @@
+"""The planner (cusp.plan): the MPCC machinery on problems whose optimum is known in closed form,
+the arm model against MuJoCo's own on the generated scene, and bad task input."""
+import math
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+
+ca = pytest.importorskip("casadi")
+
+from cusp.plan import toy  # noqa: E402
+from cusp.plan.mpcc import PlanError  # noqa: E402
+
+
+# ---- problems with a known optimum --------------------------------------------------------------
+
+def test_point_mass_wall_matches_closed_form():
+    n, h, m, x0, wall = 20, 0.05, 1.0, 0.0, 0.5
+    plan = toy.point_mass_wall(n, h, m, x0, wall)
+    assert plan.report.success, plan.report.line()
+    u_star, cost_star = toy.point_mass_wall_optimum(n, h, m, x0, wall)
+    # Scholtes eps = 1e-7 moves the optimum by O(eps / force): 1e-6 relative is ample
+    assert plan.cost == pytest.approx(cost_star, rel=1e-6)
+    np.testing.assert_allclose(plan.u, u_star, atol=1e-5)
+    # the wall takes the momentum: last interval's impulse m v_{n-1} / h, earlier ones ~0
+    assert plan.normal[-1] == pytest.approx(m * plan.v[-2] / h, rel=1e-6)
+    assert np.all(plan.normal[:-2] < 1e-4)
+    # and that is cheaper than braking without the wall (minimum energy to rest at the wall):
+    # x_n = x0 + h^2/m sum (n-k) u_k, v_n = h/m sum u_k = 0
+    a = np.vstack([h * h / m * (n - np.arange(n)), np.ones(n)])
+    u_brake = a.T @ np.linalg.solve(a @ a.T, [wall - x0, 0.0])
+    assert plan.cost < 0.5 * h * (u_brake @ u_brake)
+    assert plan.report.complementarity <= 1.01e-7
+
+
+def _box_optimum(n, h, mass, mu, g, target):
+    """Exact optimum of toy.box_push by enumeration: the box moves during the first w intervals
+    (forward sliding, friction -mu m g, in the last of them it stops: stick, friction f in the
+    cone) and then stays (u = 0). Within a window the problem is an equality-constrained least
+    squares; f free in [-mu m g, mu m g] is handled by its two cases (inside: u_last = 0 and the
+    combination w = u_last + f unpenalised; at the bound f = +mu m g). The best window whose
+    velocities stay positive is the global optimum."""
+    F = mu * mass * g
+    best = (math.inf, None)
+    for w in range(2, n + 1):
+        j = np.arange(w)
+        cx = h * h / mass * (w - j)        # x_w coefficients of (u_k + F_k)
+        cv = h / mass * np.ones(w)          # v_w coefficients
+        cand = []
+        # case A: the last interval's (u + f) is a free unpenalised variable y; u_last = 0
+        A = np.vstack([cx, cv])             # columns 0..w-2: u_k; column w-1: y
+        rhs = np.array([target + cx[:-1].sum() * F, cv[:-1].sum() * F])
+        P = np.diag(np.append(np.ones(w - 1), 0.0))
+        # minimise z^T P z s.t. A z = rhs: KKT system
+        K = np.block([[2 * P, A.T], [A, np.zeros((2, 2))]])
+        try:
+            z = np.linalg.solve(K, np.concatenate([np.zeros(w), rhs]))[:w]
+            if abs(z[-1]) <= F:
+                cand.append(np.append(z[:-1], 0.0))
+        except np.linalg.LinAlgError:
+            pass
+        # case B: f at +F (braking as hard as friction allows), u_last penalised
+        # (F_k = -F for k < w-1 and +F for k = w-1)
+        rhsb = np.array([target + (cx.sum() - 2 * cx[-1]) * F, (cv.sum() - 2 * cv[-1]) * F])
+        zb = A.T @ np.linalg.solve(A @ A.T, rhsb)
+        cand.append(zb)
+        for u in cand:
+            v = h / mass * np.cumsum(u[:-1] - F)       # v_1 .. v_{w-1}
+            if np.all(v > 0):
+                cost = h * float(u @ u)
+                if cost < best[0]:
+                    best = (cost, np.concatenate([u, np.zeros(n - w)]))
+    return best
+
+
+def test_box_with_friction_matches_enumerated_optimum():
+    n, h, mass, mu, g, target = 20, 0.05, 1.0, 0.3, 9.81, 0.4
+    plan = toy.box_push(n, h, mass, mu, g, target)
+    assert plan.report.success, plan.report.line()
+    cost_star, u_star = _box_optimum(n, h, mass, mu, g, target)
+    # same window, same inputs: 1e-5 relative on the cost, 1e-3 N on the inputs (the Scholtes
+    # relaxation allows a * b <= 1e-7, i.e. micro-sliding of 1e-7 / (mu m g) m/s)
+    assert plan.cost == pytest.approx(cost_star, rel=1e-5)
+    np.testing.assert_allclose(plan.u, u_star, atol=1e-3)
+    # sliding intervals carry the full Coulomb force, the normal force is the weight
+    moving = plan.v[1:] > 1e-3
+    np.testing.assert_allclose(plan.friction[moving], -mu * mass * g, rtol=1e-5)
+    np.testing.assert_allclose(plan.normal, mass * g, rtol=1e-6)
+    assert np.all(np.abs(plan.friction) <= mu * plan.normal * (1 + 1e-6))
+    assert plan.x[-1] == pytest.approx(target, abs=1e-9)
+
+
+def test_toy_bad_input_is_one_line():
+    with pytest.raises(PlanError, match="wall = -1"):
+        toy.point_mass_wall(wall=-1.0)
+    with pytest.raises(PlanError, match="mu = -0.1"):
+        toy.box_push(mu=-0.1)
+
+
+# ---- the planner's arm is the generated MJCF's arm ---------------------------------------------
+
+def _scene_model():
+    import mujoco
+    from cusp import mjcf_gen
+
+    xml = mjcf_gen.expand_file(ROOT / "mjcf" / "plan_sphere.cusp.xml", plugin=False)
+    return mujoco.MjModel.from_xml_string(xml)
+
+
+def test_arm_model_is_mujocos_arm():
+    """Kinematics, inertia and gravity of the planner's arm (CasADi, from the compiled model)
+    against MuJoCo's own on the same scene at a random bent configuration: the tip pose, and
+    T^T M T, T^T qfrc_bias with T = d qvel / d ldot (the arm's joints as functions of the
+    chamber lengths). Same arithmetic up to ordering: 1e-10 relative."""
+    import mujoco
+    from cusp.plan.arm import ArmModel
+
+    model = _scene_model()
+    data = mujoco.MjData(model)
+    arm = ArmModel(model)
+    rng = np.random.default_rng(7)
+    l = arm.L0 + rng.normal(0.0, 0.02, arm.n)
+    arm.qpos_from(data.qpos, l)
+    mujoco.mj_forward(model, data)
+    pos, rot = arm.tip(l)
+    np.testing.assert_allclose(np.asarray(pos).ravel(), data.geom_xpos[arm.tip_geom], atol=1e-12)
+    np.testing.assert_allclose(np.asarray(rot), data.geom_xmat[arm.tip_geom].reshape(3, 3),
+                               atol=1e-12)
+    np.testing.assert_allclose(arm.lengths_from(data)[0], l, atol=1e-12)
+    T = np.zeros((model.nv, arm.n))
+    for j in range(arm.n):
+        arm.qvel_from(T[:, j], np.eye(arm.n)[j])
+    M = np.zeros((model.nv, model.nv))
+    mujoco.mj_fullM(model, data, M)
+    Mp = T.T @ M @ T
+    np.testing.assert_allclose(np.asarray(arm.mass(l)), Mp, atol=1e-10 * np.abs(Mp).max())
+    G = T.T @ data.qfrc_bias  # qvel = 0: gravity only
+    np.testing.assert_allclose(np.asarray(arm.gravity(l)).ravel(), G, atol=1e-10 * np.abs(G).max())
+    # the stiffness, damping and motors the generator wrote
+    np.testing.assert_allclose(arm.K, 265.0)
+    np.testing.assert_allclose(arm.D, 125.0)
+    np.testing.assert_allclose(arm.L0, 0.15)
+    np.testing.assert_allclose(arm.ctrl_hi, 40.0)
+
+
+def test_planner_dynamics_agree_with_mujoco_step_by_step():
+    """The planner's arm dynamics (implicit Euler of M, K, D, G from plan/arm.py, the residual
+    of the dynamic stage) against MuJoCo stepping the generated scene (implicitfast, h = 1 ms,
+    soft constant-curvature joint equalities), step by step along the same input sequence for
+    0.5 s: chamber forces that retract the chambers unevenly (the arm bends and rises, away
+    from the sphere: no contact). Measured gap 0.03 mm in chamber length for 11 mm of motion;
+    tolerance 0.1 mm. The same planner without gravity misses by more than 1 mm (the tolerance
+    discriminates)."""
+    import mujoco
+    from cusp.plan.arm import ArmModel
+
+    model = _scene_model()
+    data = mujoco.MjData(model)
+    arm = ArmModel(model)
+    h = model.opt.timestep
+    step = arm.step_function(h)
+    rest = arm.rest()
+    arm.qpos_from(data.qpos, rest)
+    mujoco.mj_forward(model, data)
+    u = np.array([-6.0, -2.0, -4.0, -5.0, -1.0, -3.0, -4.0, -4.0, -2.0])  # N
+    data.ctrl[arm.actuators] = u
+    l, v = rest.copy(), np.zeros(arm.n)
+    lw, vw = rest.copy(), np.zeros(arm.n)
+    zero = np.zeros(arm.n)
+    worst, worst_nograv = 0.0, 0.0
+    for _ in range(int(round(0.5 / h))):
+        mujoco.mj_step(model, data)
+        mujoco.mj_fwdPosition(model, data)
+        mujoco.mj_fwdVelocity(model, data)
+        ls, _ = arm.lengths_from(data)
+        l, v = (np.asarray(x).ravel() for x in step(l, v, u, zero))
+        g = np.asarray(arm.gravity(lw)).ravel()   # a wrong model: gravity cancelled
+        lw, vw = (np.asarray(x).ravel() for x in step(lw, vw, u + g, zero))
+        worst = max(worst, np.max(np.abs(l - ls)))
+        worst_nograv = max(worst_nograv, np.max(np.abs(lw - ls)))
+    assert np.max(np.abs(ls - rest)) > 5e-3     # the arm does move (m)
+    assert worst <= 1e-4, worst
+    assert worst_nograv > 1e-3, worst_nograv
+
+
+# ---- bad task input ------------------------------------------------------------------------------
+
+def test_infeasible_horizon_is_reported_not_hung():
+    """0.5 m in 1 s with at most 0.1 N on 1 kg (reach: 0.05 m): IPOPT proves infeasibility or
+    stops at its limits; the report says the stage failed and why, within the time cap."""
+    import time
+
+    start = time.perf_counter()
+    plan = toy.point_mass_wall(u_max=0.1, max_seconds=20.0)
+    assert time.perf_counter() - start < 30.0
+    assert not plan.report.success
+    assert "nfeasib" in plan.report.status or "Exceeded" in plan.report.status, plan.report.status
+    assert "point mass vs wall" in plan.report.line()
+
+
+def test_sphere_task_bad_input_is_one_line():
+    from cusp.plan import sphere
+
+    for kwargs, text in (({"axis": "w"}, "axis = 'w'"), ({"steps": 1}, "steps = 1"),
+                         ({"axis": (0, 0, 0)}, "axis = (0, 0, 0)"),
+                         ({"mu": -1.0}, "mu = -1.0"),
+                         ({"scene": "/nonexistent.xml"}, "scene = '/nonexistent.xml'"),
+                         ({"sphere": "nosuchbody"}, "sphere = 'nosuchbody'")):
+        with pytest.raises(PlanError, match=None) as err:
+            sphere.SphereModel(sphere.SphereTask(**kwargs))
+        message = str(err.value)
+        assert text in message and "\n" not in message, message
+
+
+def test_cli_plan_bad_arguments(tmp_path):
+    import subprocess
+
+    env = {"PYTHONPATH": str(ROOT / "python"), "PATH": "/usr/bin:/bin"}
+    for args, text in ((["--axis", "w"], "--axis"), (["--steps", "1"], "--steps")):
+        run = subprocess.run([sys.executable, "-m", "cusp", "plan", *args, "--out",
+                              str(tmp_path)], capture_output=True, text=True, env=env,
+                             timeout=60)
+        assert run.returncode == 2, run.stderr
+        assert text in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
+
+
+# ---- the sphere task end to end, small -----------------------------------------------------------
+
+def test_small_sphere_plan_and_replay(tmp_path):
+    """The seeds' task shrunk for CI (N = 4, T = 0.4 s, 10 deg about x): both stages converge
+    with every complementarity product at the Scholtes bound (<= 1.1e-7: IPOPT's tolerance
+    on a b <= 1e-7), the plan reaches the target (J_quat < 1e-4, i.e. < 1.2 deg), and the plan
+    replayed open loop in MuJoCo with cusp ends within 3 deg of the target (measured 1.1 deg).
+    Everything is written: plan.npz (reloads to the same arrays), summary.json, plan.png."""
+    import json
+
+    import cusp.plan
+
+    task = cusp.plan.SphereTask(axis="x", steps=4, horizon=0.4, angle_deg=10.0, max_seconds=60)
+    summary = cusp.plan.plan_and_replay(task, tmp_path)
+    for stage in summary["stages"]:
+        assert stage["success"], stage
+        assert stage["complementarity"] <= 1.1e-7
+        assert stage["constraint"] <= 1e-6
+    assert summary["plan_quat_error"] < 1e-4
+    open_loop = [r for r in summary["replays"] if r["mode"] == "cusp" and not r["feedback"]][0]
+    assert open_loop["final_angle_error_deg"] < 3.0, open_loop
+    assert open_loop["solver_failures"] == 0
+    saved = cusp.plan.Plan.load(tmp_path / "plan.npz")
+    assert saved.quat_error == pytest.approx(summary["plan_quat_error"], rel=1e-12)
+    assert json.loads((tmp_path / "summary.json").read_text())["task"]["steps"] == 4
+    assert (tmp_path / "plan.png").stat().st_size > 10_000
