@@ -13,7 +13,7 @@
 
 //---------------------------------- workspace ------------------------------------------------------
 
-static cuspConditionOptions condition_options(const cuspConfig* cfg) {
+cuspConditionOptions cusp_step_condition_options(const cuspConfig* cfg) {
   cuspConditionOptions opt = cusp_condition_default_options();
   opt.rank_select = cfg->rank_selection;
   opt.eps_rank = cfg->eps_rank;
@@ -72,7 +72,7 @@ static int grow(cuspStepWork* w, int capacity, const cuspConfig* cfg) {
   w->gamma = (mjtNum*)calloc(c, sizeof(mjtNum));
   w->keep = (int*)calloc(c, sizeof(int));
   w->sorted = (cuspContact*)calloc(c, sizeof(cuspContact));
-  cuspConditionOptions opt = condition_options(cfg);
+  cuspConditionOptions opt = cusp_step_condition_options(cfg);
   w->solver_bytes = cusp_contact_worksize(nv, capacity, r, &opt);
   w->solver_work = malloc(w->solver_bytes);
   int ok = w->contacts && w->prev_pair && w->prev_fn && w->prev_beta && w->prev_gamma &&
@@ -395,7 +395,7 @@ static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* 
     res->rcond_before = res->rcond_after = 0;
     for (int i = 0; i < n; i++) w->keep[c0 + i] = 1;
   } else {
-    cuspConditionOptions opt = condition_options(cfg);
+    cuspConditionOptions opt = cusp_step_condition_options(cfg);
     res->status = cusp_contact_solve(fn, beta, gamma, w->keep + c0, &w->info, &lcp, &opt,
                                      w->solver_work, w->solver_bytes);
     res->iterations = w->info.lcp.iterations;

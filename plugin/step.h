@@ -72,6 +72,10 @@ typedef struct cuspStepWork_ {
   int have_start;
 } cuspStepWork;
 
+// The conditioning pipeline's options (stages, backend, tolerance, iterations, warm start,
+// fallback) as the contact config sets them: one place for the step and the controllers.
+cuspConditionOptions cusp_step_condition_options(const cuspConfig* cfg);
+
 int cusp_step_init(cuspStepWork* w, const mjModel* m, const cuspConfig* cfg);
 void cusp_step_free(cuspStepWork* w);
 void cusp_step_reset(cuspStepWork* w);

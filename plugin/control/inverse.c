@@ -461,17 +461,11 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
   size_t cbytes = 0;
   void* cwork = NULL;
   if (ncontact) {
-    const cuspConfig* cfg = &ci->cfg;
-    copt.rank_select = cfg->rank_selection;
-    copt.eps_rank = cfg->eps_rank;
-    copt.ruiz = cfg->ruiz;
-    copt.ruiz_passes = cfg->ruiz_passes;
-    copt.tikhonov = cfg->tikhonov;
-    copt.eps_w = cfg->eps_w;
-    copt.estimate_condition = 0;
+    // the contact instance's conditioning and tolerances; the chain with fallback, no warm start
+    // (the controller's problem has no history of its own)
+    copt = cusp_step_condition_options(&ci->cfg);
+    copt.lcp.warm_start = cusp_condition_default_options().lcp.warm_start;
     copt.backend = CUSP_LCP_CHAIN;
-    copt.lcp.tol = cfg->tolerance;
-    copt.lcp.max_iter = cfg->max_iterations;
     copt.fallback = 1;
     cbytes = cusp_contact_worksize(nr, ncontact, r, &copt);
     cwork = mj_stackAllocByte(d, cbytes, sizeof(mjtNum));
