@@ -46,12 +46,17 @@ typedef struct cuspContact_ {
 // speculative and may close exactly: g / h. A penetration g0 < 0 is recovered at
 // gap_alpha |g0| / h, at most pushout_speed (m/s): an uncapped push-out of a deep start launches
 // the body (4 cm at h = 1e-3: 8 m/s).
+static inline mjtNum cusp_pushout(mjtNum depth, mjtNum h, mjtNum gap_alpha,
+                                  mjtNum pushout_speed) {
+  mjtNum push = gap_alpha * depth / h;  // m/s, recovery speed of a penetration depth (m) > 0
+  return push < pushout_speed ? push : pushout_speed;
+}
+
 static inline mjtNum cusp_normal_rhs(mjtNum vn, mjtNum g, mjtNum h, mjtNum gap_alpha,
                                      mjtNum pushout_speed) {
   mjtNum g0 = g - h * vn;
   if (g0 >= 0) return g / h;
-  mjtNum push = -gap_alpha * g0 / h;
-  return vn - (push < pushout_speed ? push : pushout_speed);
+  return vn - cusp_pushout(-g0, h, gap_alpha, pushout_speed);
 }
 
 #ifdef __cplusplus

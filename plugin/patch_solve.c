@@ -406,6 +406,15 @@ static void cold_start(cuspPatchWork* w, int i) {
   for (int k = 0; k < P->nvert; k++) z[k] = w->p_ref / P->nvert;
 }
 
+// range[0], range[1] := the first nonzero entry of row (n) and one past its last (equal: none)
+static void nonzero_range(int range[2], const mjtNum* row, int n) {
+  int lo = 0, hi = n;
+  while (lo < n && row[lo] == 0) lo++;
+  while (hi > lo && row[hi - 1] == 0) hi--;
+  range[0] = lo;
+  range[1] = hi;
+}
+
 static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cuspConfig* cfg,
                        const mjModel* m, const mjData* d, cuspDynamics* dyn, mjtNum h);
 
@@ -468,11 +477,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   for (int a = 0; a < nrows; a++) {
     for (int t = 0; t < 2; t++) {
       const mjtNum* row = (t ? w->X : w->Jr) + (size_t)a * nr;
-      int lo = 0, hi = nr;
-      while (lo < nr && row[lo] == 0) lo++;
-      while (hi > lo && row[hi - 1] == 0) hi--;
-      span[4 * a + 2 * t] = lo;
-      span[4 * a + 2 * t + 1] = hi;
+      nonzero_range(span + 4 * a + 2 * t, row, nr);
     }
   }
   mjtNum diag = 0;
@@ -492,12 +497,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   // from here on span[2a], span[2a + 1] is the nonzero column range of row a of W (the rows of
   // a body touch the rows of its neighbours only): ub = ub0 + W p and dub/dz skip the rest
   for (int a = 0; a < nrows; a++) {
-    const mjtNum* row = w->W + (size_t)a * nrows;
-    int lo = 0, hi = nrows;
-    while (lo < nrows && row[lo] == 0) lo++;
-    while (hi > lo && row[hi - 1] == 0) hi--;
-    span[2 * a] = lo;
-    span[2 * a + 1] = hi;
+    nonzero_range(span + 2 * a, w->W + (size_t)a * nrows, nrows);
   }
   for (int i = 0; i < w->npatch; i++) {
     cuspPatch* P = w->patch + i;

@@ -487,7 +487,7 @@ static void solve_patch_island(IslandResult* res, cuspStepWork* w, cuspDynamics*
 // Delassus diagonal wnn (1/kg): s^2 / (2 wnn). Zero for a row that is not penetrating.
 static mjtNum pushout_energy(mjtNum gap, mjtNum wnn, mjtNum h, const cuspConfig* cfg) {
   if (gap >= 0 || !(wnn > 0)) return 0;
-  mjtNum s = fmin(-cfg->gap_alpha * gap / h, cfg->pushout_speed);
+  mjtNum s = cusp_pushout(-gap, h, cfg->gap_alpha, cfg->pushout_speed);
   return 0.5 * s * s / wnn;
 }
 
