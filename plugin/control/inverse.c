@@ -29,14 +29,12 @@ enum {
   KEY_EFFORT,
   KEY_ITERATIONS,
   KEY_STICKING,
-  KEY_OBJECTS,
-  KEY_CONE_MARGIN,
   NKEY
 };
 
 const cuspControlKey cusp_inverse_keys[] = {
   {"effectors", CUSP_CONTROL_SITES, "", 0, 0, NULL, "-",
-   "effector sites, on the robot (the kinematic tree its actuators move) or on objects", 0},
+   "effector sites, all on one kinematic tree (the robot)", 0},
   {"targets", CUSP_CONTROL_BODIES, "", 0, 0, NULL, "-",
    "one body per effector whose position is its target (mocap bodies to move them)", 0},
   {"weights", CUSP_CONTROL_REALS, "", 0, 1e6, NULL, "-",
@@ -55,18 +53,9 @@ const cuspControlKey cusp_inverse_keys[] = {
    "(picks one actuation among redundant ones)", 0},
   {"iterations", CUSP_CONTROL_REAL, "20", 1, 1000, NULL, "-",
    "rounds of the block Gauss-Seidel between actuation and contact impulses per step", 0},
-  {"sticking", CUSP_CONTROL_CHOICE, "modes", 0, 0, "modes|off|all", "-",
+  {"sticking", CUSP_CONTROL_CHOICE, "modes", 0, 0, "modes|off", "-",
    "modes: contacts keep the last step's mode (Coevoet's QP, exact while it holds), the "
-   "Gauss-Seidel only when that QP fails; off: always the Gauss-Seidel; all: every touching "
-   "contact is held sticking (Coevoet's grasp: the actuation keeps each in its friction cone)", 0},
-  {"objects", CUSP_CONTROL_BODIES, "", 0, 0, NULL, "-",
-   "bodies the robot handles (each on its own kinematic tree, e.g. with a free joint): their "
-   "dofs and contacts (with the robot and with the environment) join the controller's model, "
-   "and effectors may sit on them; empty: the robot alone", 1},
-  {"cone_margin", CUSP_CONTROL_REAL, "0", 0, 0.9, NULL, "-",
-   "fraction of mu the sticking QP holds back: a held contact's friction stays within "
-   "(1 - cone_margin) mu, a reserve against the gap between the controller's model and the "
-   "simulation", 0},
+   "Gauss-Seidel only when that QP fails; off: always the Gauss-Seidel", 0},
   {NULL, 0, NULL, 0, 0, NULL, NULL, NULL, 0},
 };
 
@@ -81,16 +70,8 @@ void cusp_inverse_free(void* object) {
   free(inv->targets);
   free(inv->weights);
   free(inv->dofs);
-  free(inv->trees);
   cusp_dynamics_free(&inv->dyn);
   free(inv);
-}
-
-int cusp_inverse_models_tree(const cuspInverse* inv, int tree) {
-  for (int i = 0; tree >= 0 && i < inv->ntree; i++) {
-    if (inv->trees[i] == tree) return 1;
-  }
-  return 0;
 }
 
 static const char* name_of(const mjModel* m, mjtObj obj, int id) {
@@ -133,12 +114,7 @@ cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int 
   inv->horizon = v[KEY_HORIZON].real;
   inv->effort = v[KEY_EFFORT].real;
   inv->iterations = (int)v[KEY_ITERATIONS].real;
-  inv->sticking = v[KEY_STICKING].choice != 1;
-  inv->stick_all = v[KEY_STICKING].choice == 2;
-  inv->cone_margin = v[KEY_CONE_MARGIN].real;
-  int* objects = v[KEY_OBJECTS].ids;
-  int nobject = v[KEY_OBJECTS].nid;
-  v[KEY_OBJECTS].ids = NULL;
+  inv->sticking = v[KEY_STICKING].choice == 0;
   cusp_control_values_free(v, NKEY);
   const char* value;
   char why[320];
@@ -166,53 +142,12 @@ cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int 
     if (!inv->weights) goto oom;
     for (int e = 0; e < inv->neff; e++) inv->weights[e] = 1;
   }
-  // the modelled trees: the robot's (the actuators' tree), then one per object
-  int tree = inv->tree = -1;
-  for (int i = 0; i < m->nu && tree < 0; i++) {
-    if (m->actuator_plugin[i] != instance) continue;
-    int id = m->actuator_trnid[2 * i];
-    switch (m->actuator_trntype[i]) {
-      case mjTRN_TENDON: {
-        int adr = m->tendon_adr[id];
-        for (int w = adr; w < adr + m->tendon_num[id] && tree < 0; w++) {
-          if (m->wrap_type[w] == mjWRAP_JOINT) tree = m->dof_treeid[m->jnt_dofadr[m->wrap_objid[w]]];
-        }
-        break;
-      }
-      case mjTRN_JOINT:
-      case mjTRN_JOINTINPARENT: tree = m->dof_treeid[m->jnt_dofadr[id]]; break;
-      case mjTRN_SITE: tree = m->body_treeid[m->site_bodyid[id]]; break;
-      case mjTRN_BODY: tree = m->body_treeid[id]; break;
-      default: break;
-    }
-  }
-  if (tree < 0) tree = m->body_treeid[m->site_bodyid[inv->effectors[0]]];
-  inv->tree = tree;
-  inv->trees = (int*)calloc(nobject + 1, sizeof(int));
-  if (!inv->trees) goto oom;
-  inv->trees[inv->ntree++] = tree;
-  for (int k = 0; k < nobject; k++) {
-    int t = m->body_treeid[objects[k]];
-    const char* why_not = t < 0 ? "is static (no dofs of its own)"
-                          : cusp_inverse_models_tree(inv, t) ? "shares a kinematic tree with the "
-                                                              "robot or another object"
-                          : NULL;
-    if (why_not) {
-      value = mj_getPluginConfig(m, instance, "objects");
-      snprintf(why, sizeof(why), "body '%s' %s", name_of(m, mjOBJ_BODY, objects[k]), why_not);
-      cusp_control_fail(err, err_sz, INVERSE_NAME, "objects", value ? value : "", why);
-      goto fail;
-    }
-    inv->trees[inv->ntree++] = t;
-  }
-  free(objects);
-  objects = NULL;
+  int tree = inv->tree = m->body_treeid[m->site_bodyid[inv->effectors[0]]];
   for (int e = 0; e < inv->neff; e++) {
-    int t = m->body_treeid[m->site_bodyid[inv->effectors[e]]];
-    if (tree < 0 || !cusp_inverse_models_tree(inv, t)) {
+    if (tree < 0 || m->body_treeid[m->site_bodyid[inv->effectors[e]]] != tree) {
       value = mj_getPluginConfig(m, instance, "effectors");
       snprintf(why, sizeof(why), "site '%s' is %s", name_of(m, mjOBJ_SITE, inv->effectors[e]),
-               t < 0 ? "on a static body" : "neither on the robot nor on one of the objects");
+               tree < 0 ? "on a static body" : "on another kinematic tree than the first");
       cusp_control_fail(err, err_sz, INVERSE_NAME, "effectors", value ? value : "", why);
       goto fail;
     }
@@ -224,12 +159,12 @@ cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int 
     goto fail;
   }
 
-  // the model: every dof of the robot's and the objects' trees, ascending
-  for (int i = 0; i < m->nv; i++) inv->ndof += cusp_inverse_models_tree(inv, m->dof_treeid[i]);
+  // the robot: every dof of the effectors' tree
+  for (int i = 0; i < m->nv; i++) inv->ndof += m->dof_treeid[i] == tree;
   inv->dofs = (int*)calloc(inv->ndof + 1, sizeof(int));
   if (!inv->dofs) goto oom;
   for (int i = 0, k = 0; i < m->nv; i++) {
-    if (cusp_inverse_models_tree(inv, m->dof_treeid[i])) inv->dofs[k++] = i;
+    if (m->dof_treeid[i] == tree) inv->dofs[k++] = i;
   }
   if (cusp_dynamics_init(&inv->dyn, m, inv->ndof)) goto oom;
 
@@ -263,56 +198,17 @@ cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int 
 oom:
   snprintf(err, err_sz, INVERSE_NAME ": out of memory");
 fail:
-  free(objects);
   cusp_inverse_free(inv);
   return NULL;
 }
 
 //---------------------------------- one control step -----------------------------------------------
 
-// 1 if a contact between bodies b0 and b1 touches the controller's model (robot or object)
-static int models_pair(const cuspInverse* inv, const mjModel* m, int b0, int b1) {
-  return cusp_inverse_models_tree(inv, m->body_treeid[b0]) ||
-         (b1 > 0 && cusp_inverse_models_tree(inv, m->body_treeid[b1]));
-}
-
-// The contacts of cusp.contact's last step that touch the model, as point contacts, into out
-// (NULL: count only); returns their number. Disk and point contacts as they are; a patch (a
-// registered body's face on a plane or box face) as one point per vertex with the patch's frame,
-// friction and the vertex's gap and impulse: the controller models the patch's friction by the
-// polyhedral cone at its vertices (the simulation: the ellipsoidal limit surface at the ECP).
-static int gather_contacts(cuspContact* out, const cuspInverse* inv, const mjModel* m,
-                           const cuspInstance* ci) {
-  int n = 0;
-  for (int k = 0; k < ci->work.ncontact; k++) {
-    const cuspContact* c = ci->work.contacts + k;
-    if (!models_pair(inv, m, c->body[0], c->body[1])) continue;
-    if (out) out[n] = *c;
-    n++;
-  }
-  for (int i = 0; i < ci->work.patch.npatch; i++) {
-    const cuspPatch* p = ci->work.patch.patch + i;
-    // a patch with a source is one of the point contacts above
-    if (p->source >= 0 || !models_pair(inv, m, p->body[0], p->body[1])) continue;
-    for (int k = 0; k < p->nvert; k++, n++) {
-      if (!out) continue;
-      cuspContact* c = out + n;
-      memset(c, 0, sizeof(*c));
-      c->geom[0] = p->geom[0];
-      c->geom[1] = p->geom[1];
-      c->body[0] = p->body[0];
-      c->body[1] = p->body[1];
-      c->sub = k;
-      c->island = p->island;
-      c->gap = p->gap[k];
-      mju_copy3(c->pos, p->vert + 3 * k);
-      mju_copy(c->frame, p->frame, 9);
-      c->mu = p->mu;
-      c->impulse_n = p->lambda[k];
-      c->mode = p->mode;
-    }
-  }
-  return n;
+// 1 if a contact of cusp.contact touches the robot, on either side (a rigid body pushing a disk
+// has its own geom first)
+static int touches_robot(const cuspInverse* inv, const mjModel* m, const cuspContact* c) {
+  return m->body_treeid[c->body[0]] == inv->tree ||
+         (c->body[1] > 0 && m->body_treeid[c->body[1]] == inv->tree);
 }
 
 // The controller's model of the arm over one horizon H (`horizon`, s): implicit in the inertia
@@ -372,14 +268,16 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
   if (cusp_dynamics_update(dyn, m, d, inv->dofs, nv)) return CUSP_LCP_NUMERICAL;
   int nr = dyn->nr;
 
-  // the contacts cusp resolved last step on the model's trees
+  // the contacts cusp resolved last step on this tree
   const cuspInstance* ci = NULL;
   int r = 0, ncontact = 0;
   if (inv->use_contact) {
     ci = cusp_instance_find(d, inv->contact_instance);
     if (ci) {
       r = ci->work.r;
-      ncontact = gather_contacts(NULL, inv, m, ci);
+      for (int k = 0; k < ci->work.ncontact; k++) {
+        ncontact += touches_robot(inv, m, &ci->work.contacts[k]);
+      }
     }
   }
   int nc = ncontact * (1 + r);    // contact velocity rows (normal, r directions)
@@ -399,11 +297,8 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
   mjtNum* jac = mj_stackAllocNum(d, 3 * (size_t)nv);
   mjtNum* rowv = mj_stackAllocNum(d, nrow);
   mjtNum* vdes = mj_stackAllocNum(d, ne);
-  cuspContact* points = (cuspContact*)mj_stackAllocByte(
-      d, sizeof(cuspContact) * (ncontact + 1), sizeof(mjtNum));
   const cuspContact** used = (const cuspContact**)mj_stackAllocByte(
       d, sizeof(cuspContact*) * (ncontact + 1), sizeof(void*));
-  if (ci) gather_contacts(points, inv, m, ci);
 
   // effector rows and desired velocities over the horizon: bandwidth x error, capped
   mjtNum track_error = 0;
@@ -424,10 +319,13 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
     mju_scl3(vdes + 3 * e, vdes + 3 * e, inv->weights[e]);
   }
   // contact rows: normal, then the r directions d_k = cos t + sin o (the simulation's cone), on
-  // the velocity of geom[0] relative to geom[1] (a body outside the model counts as fixed)
+  // the velocity of geom[0] relative to geom[1] (the robot may be either; the other side is
+  // fixed in the controller's model)
   mjtNum* jac1 = mj_stackAllocNum(d, 3 * (size_t)nv);
-  for (int c = 0; c < ncontact; c++) {
-    const cuspContact* ct = used[c] = points + c;
+  for (int k = 0, c = 0; ci && k < ci->work.ncontact && c < ncontact; k++) {
+    const cuspContact* ct = &ci->work.contacts[k];
+    if (!touches_robot(inv, m, ct)) continue;
+    used[c] = ct;
     cusp_dynamics_jac(jac, NULL, dyn, m, d, ct->pos, ct->body[0]);
     cusp_dynamics_jac(jac1, NULL, dyn, m, d, ct->pos, ct->body[1]);
     mju_subFrom(jac, jac1, 3 * (size_t)nv);
@@ -448,6 +346,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
         rt[j] = dir[0] * jac[j] + dir[1] * jac[nv + j] + dir[2] * jac[2 * nv + j];
       }
     }
+    c++;
   }
   // the free flow's generalized impulse M v + H (f + D v), f = passive - bias + applied: the
   // damping forces f holds are implicit in Mh (spare last row of J)
@@ -590,7 +489,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
     // freely, the next step stick, and the two alternate from step to step
     int touching = used[c]->gap <= CUSP_INVERSE_TOUCH;
     if (used[c]->mode == CUSP_MODE_BREAK && !touching) continue;
-    int stick = (inv->stick_all || used[c]->mode != CUSP_MODE_SLIDE) && r >= 2;
+    int stick = used[c]->mode != CUSP_MODE_SLIDE && r >= 2;
     for (int e = 0; e < (stick ? 3 : 1); e++) {
       arow[na] = c;
       akind[na] = e;
@@ -689,7 +588,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
       for (int i = 0; i < na; i++) {
         if (akind[i] != 0) continue;  // one group per contact, starting at its normal row
         int stick = i + 2 < na && arow[i + 1] == arow[i] && akind[i + 1] == 1;
-        mjtNum mu = used[arow[i]]->mu * (1 - inv->cone_margin);  // the cone held back
+        mjtNum mu = used[arow[i]]->mu;
         // rows: n; mu n - t; mu n + t; mu n - o; mu n + o
         for (int g = 0; g < (stick ? 5 : 1); g++) {
           mjtNum cn = g == 0 ? 1 : mu, ct = 0, co = 0;
