@@ -72,9 +72,13 @@ class Scene:
     seconds: float                 # default horizon (s)
     variants: list                 # [Variant]
     script: Callable               # script(m, d, t): move the targets before the step at time t
-    target_error: Callable         # target_error(m, d) -> m
+    target_error: Callable         # target_error(m, k) -> m, k: kinematics of the state (below)
     record_every: int = 1          # steps between recorded rows
-    # extra(m, d) -> {column: value}; built per model by make_extra(m)
+    # extra(m, d, k) -> {column: value}; built per model by make_extra(m). Geometry is read from
+    # k, an MjData whose kinematics are those of d's current qpos and mocap poses: after mj_step
+    # d's own xpos/geom_xpos are those of a different configuration, and not the same one in
+    # every variant (stock MuJoCo: the state before the step's integration; cusp.contact: the
+    # free configuration q* of the step, where it ran its detection)
     make_extra: Callable | None = None
     # panels: [(ylabel, column, scale, ylim or None)], one axis each, every variant drawn
     panels: list = dataclasses.field(default_factory=list)
@@ -139,6 +143,7 @@ def run_variant(scene, variant, seconds):
     adr = m.plugin_stateadr[inst]
     failures_slot = AVOID_FAILURES if scene.controller == "cusp.avoid" else INVERSE_FAILURES
     extra = scene.make_extra(m) if scene.make_extra else None
+    kin = mujoco.MjData(m)  # kinematics of the current state (see Scene.make_extra)
     names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, a) or f"a{a}" for a in range(m.nu)]
     cols: dict = {}
     nstep = int(round(seconds / m.opt.timestep))
@@ -148,11 +153,13 @@ def run_variant(scene, variant, seconds):
         mujoco.mj_step(m, d)
         if (i + 1) % scene.record_every and i + 1 != nstep:
             continue
-        row = {"t": d.time, "target_error_m": scene.target_error(m, d)}
+        kin.qpos[:], kin.mocap_pos[:], kin.mocap_quat[:] = d.qpos, d.mocap_pos, d.mocap_quat
+        mujoco.mj_kinematics(m, kin)
+        row = {"t": d.time, "target_error_m": scene.target_error(m, kin)}
         row.update(contact_columns(m, d, has_cusp))
         row["controller_failures"] = d.plugin_state[adr + failures_slot]
         if extra:
-            row.update(extra(m, d))
+            row.update(extra(m, d, kin))
         row.update({f"u_{n}": f for n, f in zip(names, d.actuator_force)})
         for k, v in row.items():
             cols.setdefault(k, []).append(v)
@@ -273,6 +280,7 @@ def run_scene(scene, seconds=None, keys=None, write=True):
 # for 3 s to x = 0.1 m and holds there (the block's back face ends at 0.1 - 0.015 m).
 PUSH_PATH = np.array([[-0.3, 0, 0.025], [-0.07, 0, 0.025], [0.1, 0, 0.025]])
 PUSH_APPROACH, PUSH_DRIVE = 2.0, 3.0  # s
+PUSH_FRICTION, PUSH_BLOCK_MASS = 0.5, 0.8  # the scene's block-floor friction and block mass (kg)
 
 
 def push_target(t):
@@ -297,14 +305,15 @@ def avoid_push_extra(m):
                              if mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_PLUGIN, i) == "avoid"][0]]
     ft = np.zeros(6)
 
-    def extra(m, d):
-        q = d.xquat[body]
+    def extra(m, d, k):
+        q = k.xquat[body]
         yaw = np.arctan2(2 * (q[0] * q[3] + q[1] * q[2]), 1 - 2 * (q[2] ** 2 + q[3] ** 2))
-        return {"pole_clearance_m": mujoco.mj_geomDistance(m, d, tool, pole, 1.0, ft),
-                "tool_block_distance_m": mujoco.mj_geomDistance(m, d, tool, block, 1.0, ft),
-                "block_floor_penetration_m": box_floor_penetration(m, d, block),
-                "block_x_m": d.xpos[body][0], "block_y_m": d.xpos[body][1],
-                "block_z_m": d.xpos[body][2], "block_yaw_rad": yaw,
+        return {"pole_clearance_m": mujoco.mj_geomDistance(m, k, tool, pole, 1.0, ft),
+                "tool_block_distance_m": mujoco.mj_geomDistance(m, k, tool, block, 1.0, ft),
+                "block_floor_penetration_m": box_floor_penetration(m, k, block),
+                "block_x_m": k.xpos[body][0], "block_y_m": k.xpos[body][1],
+                "block_z_m": k.xpos[body][2], "block_yaw_rad": yaw,
+                "block_vx_m_s": d.qvel[m.jnt_dofadr[m.body_jntadr[body]]],
                 "active_rows": d.plugin_state[adr + AVOID_ACTIVE]}
     return extra
 
@@ -312,15 +321,20 @@ def avoid_push_extra(m):
 def avoid_push_summary(cols, m):
     t = cols["t"]
     x = cols["block_x_m"]
-    rest = t >= PUSH_APPROACH + PUSH_DRIVE
-    creep = np.nan
-    if rest.sum() > 1:  # block displacement after the target stops (mm per s)
-        creep = 1e3 * (x[rest][-1] - x[rest][0]) / (t[rest][-1] - t[rest][0])
     contact = cols["tool_block_distance_m"]
+    # creep: the block's speed while the tool presses on it (within 0.1 mm) with a force below
+    # 0.9 of the floor's friction limit mu m g, so that sticking should hold it (rigid friction:
+    # no motion once the block has stopped; regularised friction: it creeps)
+    limit = 0.9 * PUSH_FRICTION * PUSH_BLOCK_MASS * 9.81
+    pressed = (contact < 1e-4) & (np.abs(cols["u_ax"]) < limit) & (np.abs(cols["u_ax"]) > 0.5)
+    speed = np.abs(cols["block_vx_m_s"][pressed])
+    last = t >= t[-1] - 0.5
     return {"min_pole_clearance_mm": 1e3 * cols["pole_clearance_m"].min(),
             "block_final_x_mm": 1e3 * x[-1], "block_final_y_mm": 1e3 * cols["block_y_m"][-1],
             "block_final_yaw_deg": np.degrees(cols["block_yaw_rad"][-1]),
-            "block_creep_after_push_mm_per_s": creep,
+            "block_moved_last_0.5s_mm": 1e3 * (x[last][-1] - x[last][0]),
+            "subfriction_pressed_s": pressed.sum() * (t[1] - t[0]),
+            "subfriction_median_block_speed_mm_s": 1e3 * np.median(speed) if len(speed) else np.nan,
             "max_block_floor_penetration_mm": 1e3 * cols["block_floor_penetration_m"].max(),
             "rest_block_floor_penetration_mm":
                 1e3 * tail(cols, "block_floor_penetration_m", 0.5).mean(),
@@ -339,8 +353,8 @@ def avoid_push_scene():
             Variant("stock", "stock MuJoCo contact, avoidance of the pole", True, {}),
         ],
         script=lambda m, d, t: d.mocap_pos.__setitem__(0, push_target(t)),
-        target_error=lambda m, d: float(np.linalg.norm(
-            d.site_xpos[m.site("tool_centre").id] - d.mocap_pos[0])),
+        target_error=lambda m, k: float(np.linalg.norm(
+            k.site_xpos[m.site("tool_centre").id] - k.mocap_pos[0])),
         make_extra=avoid_push_extra,
         panels=[("block x (m)", "block_x_m", 1.0, None),
                 ("block yaw (rad)", "block_yaw_rad", 1.0, None),
@@ -371,11 +385,16 @@ def inverse_scene(name, path, seconds, script=None, record_every=20):
         pairs = [(m.geom(g).id, m.geom(e).id) for g in disks for e in environment]
         ft = np.zeros(6)
 
-        def extra(m, d):
-            row = {f"error_{s}_m": float(np.linalg.norm(d.site_xpos[i] - d.xpos[b]))
+        envs = {m.geom(e).id for e in environment}
+
+        def extra(m, d, k):
+            row = {f"error_{s}_m": float(np.linalg.norm(k.site_xpos[i] - k.xpos[b]))
                    for s, i, b in zip(effectors, sites, bodies)}
-            dist = min((mujoco.mj_geomDistance(m, d, g, e, 0.05, ft) for g, e in pairs),
+            dist = min((mujoco.mj_geomDistance(m, k, g, e, 0.05, ft) for g, e in pairs),
                        default=0.05)
+            # MuJoCo contacts not with the environment (the stock twin's disks among themselves)
+            row["mujoco_self_contacts"] = sum(1 for c in d.contact[:d.ncon]
+                                              if not envs & {c.geom[0], c.geom[1]})
             row["min_distance_to_environment_m"] = dist
             row["applied_normal_N"] = cusp.normal_force(m, d)  # cusp's, or MuJoCo's (stock)
             row["predicted_normal_N"] = d.plugin_state[adr + INVERSE_NORMAL_FORCE]
@@ -383,15 +402,16 @@ def inverse_scene(name, path, seconds, script=None, record_every=20):
             return row
         return extra
 
-    def first_error(m, d):
-        return float(np.linalg.norm(d.site_xpos[m.site(effectors[0]).id]
-                                    - d.xpos[m.body(targets[0]).id]))
+    def first_error(m, k):
+        return float(np.linalg.norm(k.site_xpos[m.site(effectors[0]).id]
+                                    - k.xpos[m.body(targets[0]).id]))
 
     def summary(cols, m):
         pen = np.maximum(0.0, -cols["min_distance_to_environment_m"])
         row = {f"rest_error_{s}_mm": 1e3 * tail(cols, f"error_{s}_m", 0.5).mean()
                for s in effectors}
         row["max_penetration_mm"] = 1e3 * pen.max()
+        row["max_mujoco_self_contacts"] = cols["mujoco_self_contacts"].max()
         row["rest_penetration_mm"] = 1e3 * np.maximum(
             0.0, -tail(cols, "min_distance_to_environment_m", 0.5)).mean()
         row["rest_applied_normal_N"] = tail(cols, "applied_normal_N", 0.5).mean()
