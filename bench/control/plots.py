@@ -237,7 +237,7 @@ def plot(scene, runs):
         a.legend(fontsize=6)
     fig.suptitle(f"{scene.name}: {scene.controller}, cusp contact against stock MuJoCo contact",
                  fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.985))
     path = OUT / f"{scene.name}.png"
     fig.savefig(path, dpi=100)
     plt.close(fig)
