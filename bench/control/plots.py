@@ -23,8 +23,9 @@ scene from its effectors and targets.
 
 Usage: CUSP_PLUGIN=build/libcusp.so PYTHONPATH=python .venv/bin/python bench/control/plots.py
        [avoid_push] [inverse_lean] [--seconds T] [--variants cusp,ignore,stock]
-The inverse scenes are slow (Euler, h = 1e-4 s: about 0.5-2 min per simulated second and variant
-on 2 CPUs): use --seconds.
+The inverse scenes are slower (Euler, h = 1e-4 s: 0.26-0.42 ms per step, so 3-4 s of wall time
+per simulated second and variant on an idle AMD EPYC; several times that under load): --seconds
+shortens them.
 """
 from __future__ import annotations
 
