@@ -216,7 +216,7 @@ int cusp_control_markdown(char* out, int out_sz, const cuspControlKey* keys) {
     }
     len += snprintf(out + (len < out_sz ? len : out_sz), len < out_sz ? out_sz - len : 0,
                     "| `%s` | %s | %s | `%s` | %s | %s |\n", k->key, type_name(k->type), k->unit,
-                    k->default_value[0] ? k->default_value : "(required)", range, k->doc);
+                    k->default_value[0] ? k->default_value : k->optional ? "(empty)" : "(required)", range, k->doc);
   }
   return len;
 }

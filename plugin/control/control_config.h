@@ -24,11 +24,12 @@ typedef enum cuspControlKeyType_ {
 typedef struct cuspControlKey_ {
   const char* key;            // config key as written in MJCF
   cuspControlKeyType type;
-  const char* default_value;  // as text; "" for "required" (names) or empty lists
+  const char* default_value;  // as text; "" for "required" (names) or an empty list
   double min, max;            // range for REAL (inclusive)
   const char* choices;        // for CHOICE: "a|b|c"
   const char* unit;           // unit, or "-" for dimensionless
   const char* doc;            // one-line description
+  int optional;               // 1: an empty value is allowed (documented as "(empty)")
 } cuspControlKey;
 
 // One parsed value: a number, a choice index, or a list of object ids (owned, free with

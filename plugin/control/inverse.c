@@ -29,34 +29,45 @@ enum {
   KEY_EFFORT,
   KEY_ITERATIONS,
   KEY_STICKING,
+  KEY_OBJECTS,
+  KEY_CONE_MARGIN,
   NKEY
 };
 
 const cuspControlKey cusp_inverse_keys[] = {
   {"effectors", CUSP_CONTROL_SITES, "", 0, 0, NULL, "-",
-   "effector sites, all on one kinematic tree (the robot)"},
+   "effector sites, on the robot (the kinematic tree its actuators move) or on objects", 0},
   {"targets", CUSP_CONTROL_BODIES, "", 0, 0, NULL, "-",
-   "one body per effector whose position is its target (mocap bodies to move them)"},
+   "one body per effector whose position is its target (mocap bodies to move them)", 0},
   {"weights", CUSP_CONTROL_REALS, "", 0, 1e6, NULL, "-",
-   "one weight per effector on its tracking term; empty: all 1"},
+   "one weight per effector on its tracking term; empty: all 1", 1},
   {"contact", CUSP_CONTROL_CHOICE, "cusp", 0, 0, "cusp|ignore", "-",
-   "cusp: the model holds the contacts of the scene's cusp.contact instance; ignore: none"},
+   "cusp: the model holds the contacts of the scene's cusp.contact instance; ignore: none", 0},
   {"bandwidth", CUSP_CONTROL_REAL, "5", 0, 1e4, NULL, "1/s",
-   "desired effector speed per metre of target error"},
+   "desired effector speed per metre of target error", 0},
   {"max_speed", CUSP_CONTROL_REAL, "0.1", 1e-6, 100, NULL, "m/s",
-   "cap on the desired effector speed"},
+   "cap on the desired effector speed", 0},
   {"horizon", CUSP_CONTROL_REAL, "0.05", 1e-6, 10, NULL, "s",
    "H of the controller's model: velocities implicit over H in inertia and damping (the soft "
-   "arms' quasi-static flow when H is of the damping's time scale)"},
+   "arms' quasi-static flow when H is of the damping's time scale)", 0},
   {"effort", CUSP_CONTROL_REAL, "1e-6", 0, 1, NULL, "-",
    "weight of the squared actuation norm relative to the largest diagonal of the tracking term "
-   "(picks one actuation among redundant ones)"},
+   "(picks one actuation among redundant ones)", 0},
   {"iterations", CUSP_CONTROL_REAL, "20", 1, 1000, NULL, "-",
-   "rounds of the block Gauss-Seidel between actuation and contact impulses per step"},
-  {"sticking", CUSP_CONTROL_CHOICE, "modes", 0, 0, "modes|off", "-",
+   "rounds of the block Gauss-Seidel between actuation and contact impulses per step", 0},
+  {"sticking", CUSP_CONTROL_CHOICE, "modes", 0, 0, "modes|off|all", "-",
    "modes: contacts keep the last step's mode (Coevoet's QP, exact while it holds), the "
-   "Gauss-Seidel only when that QP fails; off: always the Gauss-Seidel"},
-  {NULL, 0, NULL, 0, 0, NULL, NULL, NULL},
+   "Gauss-Seidel only when that QP fails; off: always the Gauss-Seidel; all: every touching "
+   "contact is held sticking (Coevoet's grasp: the actuation keeps each in its friction cone)", 0},
+  {"objects", CUSP_CONTROL_BODIES, "", 0, 0, NULL, "-",
+   "bodies the robot handles (each on its own kinematic tree, e.g. with a free joint): their "
+   "dofs and contacts (with the robot and with the environment) join the controller's model, "
+   "and effectors may sit on them; empty: the robot alone", 1},
+  {"cone_margin", CUSP_CONTROL_REAL, "0", 0, 0.9, NULL, "-",
+   "fraction of mu the sticking QP holds back: a held contact's friction stays within "
+   "(1 - cone_margin) mu, a reserve against the gap between the controller's model and the "
+   "simulation", 0},
+  {NULL, 0, NULL, 0, 0, NULL, NULL, NULL, 0},
 };
 
 
@@ -70,10 +81,16 @@ void cusp_inverse_free(void* object) {
   free(inv->targets);
   free(inv->weights);
   free(inv->dofs);
-  free(inv->predicted_fn);
-  free(inv->predicted_geom);
+  free(inv->trees);
   cusp_dynamics_free(&inv->dyn);
   free(inv);
+}
+
+int cusp_inverse_models_tree(const cuspInverse* inv, int tree) {
+  for (int i = 0; tree >= 0 && i < inv->ntree; i++) {
+    if (inv->trees[i] == tree) return 1;
+  }
+  return 0;
 }
 
 static const char* name_of(const mjModel* m, mjtObj obj, int id) {
@@ -116,7 +133,12 @@ cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int 
   inv->horizon = v[KEY_HORIZON].real;
   inv->effort = v[KEY_EFFORT].real;
   inv->iterations = (int)v[KEY_ITERATIONS].real;
-  inv->sticking = v[KEY_STICKING].choice == 0;
+  inv->sticking = v[KEY_STICKING].choice != 1;
+  inv->stick_all = v[KEY_STICKING].choice == 2;
+  inv->cone_margin = v[KEY_CONE_MARGIN].real;
+  int* objects = v[KEY_OBJECTS].ids;
+  int nobject = v[KEY_OBJECTS].nid;
+  v[KEY_OBJECTS].ids = NULL;
   cusp_control_values_free(v, NKEY);
   const char* value;
   char why[320];
@@ -144,12 +166,53 @@ cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int 
     if (!inv->weights) goto oom;
     for (int e = 0; e < inv->neff; e++) inv->weights[e] = 1;
   }
-  int tree = inv->tree = m->body_treeid[m->site_bodyid[inv->effectors[0]]];
+  // the modelled trees: the robot's (the actuators' tree), then one per object
+  int tree = inv->tree = -1;
+  for (int i = 0; i < m->nu && tree < 0; i++) {
+    if (m->actuator_plugin[i] != instance) continue;
+    int id = m->actuator_trnid[2 * i];
+    switch (m->actuator_trntype[i]) {
+      case mjTRN_TENDON: {
+        int adr = m->tendon_adr[id];
+        for (int w = adr; w < adr + m->tendon_num[id] && tree < 0; w++) {
+          if (m->wrap_type[w] == mjWRAP_JOINT) tree = m->dof_treeid[m->jnt_dofadr[m->wrap_objid[w]]];
+        }
+        break;
+      }
+      case mjTRN_JOINT:
+      case mjTRN_JOINTINPARENT: tree = m->dof_treeid[m->jnt_dofadr[id]]; break;
+      case mjTRN_SITE: tree = m->body_treeid[m->site_bodyid[id]]; break;
+      case mjTRN_BODY: tree = m->body_treeid[id]; break;
+      default: break;
+    }
+  }
+  if (tree < 0) tree = m->body_treeid[m->site_bodyid[inv->effectors[0]]];
+  inv->tree = tree;
+  inv->trees = (int*)calloc(nobject + 1, sizeof(int));
+  if (!inv->trees) goto oom;
+  inv->trees[inv->ntree++] = tree;
+  for (int k = 0; k < nobject; k++) {
+    int t = m->body_treeid[objects[k]];
+    const char* why_not = t < 0 ? "is static (no dofs of its own)"
+                          : cusp_inverse_models_tree(inv, t) ? "shares a kinematic tree with the "
+                                                              "robot or another object"
+                          : NULL;
+    if (why_not) {
+      value = mj_getPluginConfig(m, instance, "objects");
+      snprintf(why, sizeof(why), "body '%s' %s", name_of(m, mjOBJ_BODY, objects[k]), why_not);
+      cusp_control_fail(err, err_sz, INVERSE_NAME, "objects", value ? value : "", why);
+      goto fail;
+    }
+    inv->trees[inv->ntree++] = t;
+  }
+  free(objects);
+  objects = NULL;
   for (int e = 0; e < inv->neff; e++) {
-    if (tree < 0 || m->body_treeid[m->site_bodyid[inv->effectors[e]]] != tree) {
+    int t = m->body_treeid[m->site_bodyid[inv->effectors[e]]];
+    if (tree < 0 || !cusp_inverse_models_tree(inv, t)) {
       value = mj_getPluginConfig(m, instance, "effectors");
       snprintf(why, sizeof(why), "site '%s' is %s", name_of(m, mjOBJ_SITE, inv->effectors[e]),
-               tree < 0 ? "on a static body" : "on another kinematic tree than the first");
+               t < 0 ? "on a static body" : "neither on the robot nor on one of the objects");
       cusp_control_fail(err, err_sz, INVERSE_NAME, "effectors", value ? value : "", why);
       goto fail;
     }
@@ -161,12 +224,12 @@ cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int 
     goto fail;
   }
 
-  // the robot: every dof of the effectors' tree
-  for (int i = 0; i < m->nv; i++) inv->ndof += m->dof_treeid[i] == tree;
+  // the model: every dof of the robot's and the objects' trees, ascending
+  for (int i = 0; i < m->nv; i++) inv->ndof += cusp_inverse_models_tree(inv, m->dof_treeid[i]);
   inv->dofs = (int*)calloc(inv->ndof + 1, sizeof(int));
   if (!inv->dofs) goto oom;
   for (int i = 0, k = 0; i < m->nv; i++) {
-    if (m->dof_treeid[i] == tree) inv->dofs[k++] = i;
+    if (cusp_inverse_models_tree(inv, m->dof_treeid[i])) inv->dofs[k++] = i;
   }
   if (cusp_dynamics_init(&inv->dyn, m, inv->ndof)) goto oom;
 
@@ -196,23 +259,61 @@ cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int 
     k++;
   }
 
-  // prediction buffers: at most CUSP_MAX_DISK_POINTS contacts per (geom of the tree, other geom)
-  int ngeom_tree = 0;
-  for (int g = 0; g < m->ngeom; g++) ngeom_tree += m->body_treeid[m->geom_bodyid[g]] == tree;
-  inv->capacity = ngeom_tree * CUSP_MAX_DISK_POINTS * (m->ngeom - ngeom_tree > 0 ?
-                                                       m->ngeom - ngeom_tree : 1);
-  inv->predicted_fn = (mjtNum*)calloc(inv->capacity + 1, sizeof(mjtNum));
-  inv->predicted_geom = (int*)calloc(2 * (size_t)inv->capacity + 2, sizeof(int));
-  if (!inv->predicted_fn || !inv->predicted_geom) goto oom;
   return inv;
 oom:
   snprintf(err, err_sz, INVERSE_NAME ": out of memory");
 fail:
+  free(objects);
   cusp_inverse_free(inv);
   return NULL;
 }
 
 //---------------------------------- one control step -----------------------------------------------
+
+// 1 if a contact between bodies b0 and b1 touches the controller's model (robot or object)
+static int models_pair(const cuspInverse* inv, const mjModel* m, int b0, int b1) {
+  return cusp_inverse_models_tree(inv, m->body_treeid[b0]) ||
+         (b1 > 0 && cusp_inverse_models_tree(inv, m->body_treeid[b1]));
+}
+
+// The contacts of cusp.contact's last step that touch the model, as point contacts, into out
+// (NULL: count only); returns their number. Disk and point contacts as they are; a patch (a
+// registered body's face on a plane or box face) as one point per vertex with the patch's frame,
+// friction and the vertex's gap and impulse: the controller models the patch's friction by the
+// polyhedral cone at its vertices (the simulation: the ellipsoidal limit surface at the ECP).
+static int gather_contacts(cuspContact* out, const cuspInverse* inv, const mjModel* m,
+                           const cuspInstance* ci) {
+  int n = 0;
+  for (int k = 0; k < ci->work.ncontact; k++) {
+    const cuspContact* c = ci->work.contacts + k;
+    if (!models_pair(inv, m, c->body[0], c->body[1])) continue;
+    if (out) out[n] = *c;
+    n++;
+  }
+  for (int i = 0; i < ci->work.patch.npatch; i++) {
+    const cuspPatch* p = ci->work.patch.patch + i;
+    // a patch with a source is one of the point contacts above
+    if (p->source >= 0 || !models_pair(inv, m, p->body[0], p->body[1])) continue;
+    for (int k = 0; k < p->nvert; k++, n++) {
+      if (!out) continue;
+      cuspContact* c = out + n;
+      memset(c, 0, sizeof(*c));
+      c->geom[0] = p->geom[0];
+      c->geom[1] = p->geom[1];
+      c->body[0] = p->body[0];
+      c->body[1] = p->body[1];
+      c->sub = k;
+      c->island = p->island;
+      c->gap = p->gap[k];
+      mju_copy3(c->pos, p->vert + 3 * k);
+      mju_copy(c->frame, p->frame, 9);
+      c->mu = p->mu;
+      c->impulse_n = p->lambda[k];
+      c->mode = p->mode;
+    }
+  }
+  return n;
+}
 
 // The controller's model of the arm over one horizon H (`horizon`, s): implicit in the inertia
 // and every damping (dof and tendon), v_H = Mh^-1 (M v + H (f + B u) + J^T lambda) with
@@ -268,21 +369,17 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
   mjtNum H = inv->horizon;
   cuspDynamics* dyn = &inv->dyn;
   mju_zero(u, nu);
-  inv->npredicted = 0;
   if (cusp_dynamics_update(dyn, m, d, inv->dofs, nv)) return CUSP_LCP_NUMERICAL;
   int nr = dyn->nr;
 
-  // the contacts cusp resolved last step on this tree
+  // the contacts cusp resolved last step on the model's trees
   const cuspInstance* ci = NULL;
   int r = 0, ncontact = 0;
   if (inv->use_contact) {
     ci = cusp_instance_find(d, inv->contact_instance);
     if (ci) {
       r = ci->work.r;
-      for (int k = 0; k < ci->work.ncontact; k++) {
-        const cuspContact* c = &ci->work.contacts[k];
-        if (m->body_treeid[c->body[0]] == inv->tree && ncontact < inv->capacity) ncontact++;
-      }
+      ncontact = gather_contacts(NULL, inv, m, ci);
     }
   }
   int nc = ncontact * (1 + r);    // contact velocity rows (normal, r directions)
@@ -302,8 +399,11 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
   mjtNum* jac = mj_stackAllocNum(d, 3 * (size_t)nv);
   mjtNum* rowv = mj_stackAllocNum(d, nrow);
   mjtNum* vdes = mj_stackAllocNum(d, ne);
+  cuspContact* points = (cuspContact*)mj_stackAllocByte(
+      d, sizeof(cuspContact) * (ncontact + 1), sizeof(mjtNum));
   const cuspContact** used = (const cuspContact**)mj_stackAllocByte(
       d, sizeof(cuspContact*) * (ncontact + 1), sizeof(void*));
+  if (ci) gather_contacts(points, inv, m, ci);
 
   // effector rows and desired velocities over the horizon: bandwidth x error, capped
   mjtNum track_error = 0;
@@ -323,12 +423,14 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
     mju_scl(J + (size_t)3 * e * nv, J + (size_t)3 * e * nv, inv->weights[e], 3 * (size_t)nv);
     mju_scl3(vdes + 3 * e, vdes + 3 * e, inv->weights[e]);
   }
-  // contact rows: normal, then the r directions d_k = cos t + sin o (the simulation's cone)
-  for (int k = 0, c = 0; ci && k < ci->work.ncontact && c < ncontact; k++) {
-    const cuspContact* ct = &ci->work.contacts[k];
-    if (m->body_treeid[ct->body[0]] != inv->tree) continue;
-    used[c] = ct;
+  // contact rows: normal, then the r directions d_k = cos t + sin o (the simulation's cone), on
+  // the velocity of geom[0] relative to geom[1] (a body outside the model counts as fixed)
+  mjtNum* jac1 = mj_stackAllocNum(d, 3 * (size_t)nv);
+  for (int c = 0; c < ncontact; c++) {
+    const cuspContact* ct = used[c] = points + c;
     cusp_dynamics_jac(jac, NULL, dyn, m, d, ct->pos, ct->body[0]);
+    cusp_dynamics_jac(jac1, NULL, dyn, m, d, ct->pos, ct->body[1]);
+    mju_subFrom(jac, jac1, 3 * (size_t)nv);
     mjtNum* rn = J + (size_t)(ne + c * (1 + r)) * nv;
     const mjtNum* t = ct->frame;
     const mjtNum* o = ct->frame + 3;
@@ -346,7 +448,6 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
         rt[j] = dir[0] * jac[j] + dir[1] * jac[nv + j] + dir[2] * jac[2 * nv + j];
       }
     }
-    c++;
   }
   // the free flow's generalized impulse M v + H (f + D v), f = passive - bias + applied: the
   // damping forces f holds are implicit in Mh (spare last row of J)
@@ -489,7 +590,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
     // freely, the next step stick, and the two alternate from step to step
     int touching = used[c]->gap <= CUSP_INVERSE_TOUCH;
     if (used[c]->mode == CUSP_MODE_BREAK && !touching) continue;
-    int stick = used[c]->mode != CUSP_MODE_SLIDE && r >= 2;
+    int stick = (inv->stick_all || used[c]->mode != CUSP_MODE_SLIDE) && r >= 2;
     for (int e = 0; e < (stick ? 3 : 1); e++) {
       arow[na] = c;
       akind[na] = e;
@@ -588,7 +689,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
       for (int i = 0; i < na; i++) {
         if (akind[i] != 0) continue;  // one group per contact, starting at its normal row
         int stick = i + 2 < na && arow[i + 1] == arow[i] && akind[i + 1] == 1;
-        mjtNum mu = used[arow[i]]->mu;
+        mjtNum mu = used[arow[i]]->mu * (1 - inv->cone_margin);  // the cone held back
         // rows: n; mu n - t; mu n + t; mu n - o; mu n + o
         for (int g = 0; g < (stick ? 5 : 1); g++) {
           mjtNum cn = g == 0 ? 1 : mu, ct = 0, co = 0;
@@ -828,13 +929,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
 
   mjtNum force = 0, speed_error = 0;
   if (status == CUSP_LCP_SOLVED) {
-    inv->npredicted = ncontact;
-    for (int c = 0; c < ncontact; c++) {
-      inv->predicted_fn[c] = lambda[c * (1 + r)] / H;  // N: impulse over the horizon / H
-      inv->predicted_geom[2 * c] = used[c]->geom[0];
-      inv->predicted_geom[2 * c + 1] = used[c]->geom[1];
-      force += lambda[c * (1 + r)] / H;
-    }
+    for (int c = 0; c < ncontact; c++) force += lambda[c * (1 + r)] / H;  // N: impulse / H
     for (int i = 0; i < ne; i++) {  // predicted Je v_H - vdes
       mjtNum v = rowv[i] - vdes[i] + mju_dot(Ae + (size_t)i * nu, u, nu);
       if (nc) v += mju_dot(Ce + (size_t)i * nc, lambda, nc);
