@@ -365,25 +365,35 @@ def avoid_push_scene():
         summary=avoid_push_summary)
 
 
-def inverse_scene(name, path, seconds, script=None, record_every=20):
+def inverse_scene(name, path, seconds, script=None, record_every=20, make_extra=None,
+                  panels=(), summary=None):
     """A cusp.inverse scene: the effectors and targets of its instance, the first effector's
-    error as the target error (the others as columns), penetration of the registered disks into
-    the environment geoms from mj_geomDistance, the controller's predicted normal force.
-    ``script(m, d, t)`` moves the targets (default: they stay)."""
+    error as the target error (the others as columns), the smallest distance (mj_geomDistance;
+    < 0: penetration) of the registered disks to the environment geoms and the patch bodies'
+    geoms, and of those to the environment, the controller's predicted normal force against the
+    applied one. ``script(m, d, t)`` moves the targets (default: they stay); ``make_extra``,
+    ``panels`` and ``summary`` (as in Scene) add the scene's own columns, panels and numbers
+    (an object's pose for a holding scene)."""
     spec = cusp.load_spec(path)
     config = controller_plugin(spec, "cusp.inverse").config
     effectors, targets = config["effectors"].split(), config["targets"].split()
     contact = controller_plugin(spec, "cusp.contact").config
     disks = contact.get("disks", "").split()
     environment = contact.get("environment", "").split()
+    objects = [g.name for b in contact.get("bodies", "").split() for g in spec.body(b).geoms]
+    if not environment or any(not n for n in objects):
+        raise ValueError(f"{name}: inverse_scene needs the cusp.contact key 'environment' and "
+                         "named geoms on the patch bodies")
 
-    def make_extra(m):
+    def make_columns(m):
         sites = [m.site(s).id for s in effectors]
         bodies = [m.body(b).id for b in targets]
         inst = [i for i in range(m.nplugin)
                 if mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_PLUGIN, i) == "inverse"][0]
         adr = m.plugin_stateadr[inst]
-        pairs = [(m.geom(g).id, m.geom(e).id) for g in disks for e in environment]
+        pairs = ([(m.geom(g).id, m.geom(e).id) for g in disks for e in environment + objects]
+                 + [(m.geom(g).id, m.geom(e).id) for g in objects for e in environment])
+        own = make_extra(m) if make_extra else None
         ft = np.zeros(6)
 
         envs = {m.geom(e).id for e in environment}
@@ -400,6 +410,8 @@ def inverse_scene(name, path, seconds, script=None, record_every=20):
             row["applied_normal_N"] = cusp.normal_force(m, d)  # cusp's, or MuJoCo's (stock)
             row["predicted_normal_N"] = d.plugin_state[adr + INVERSE_NORMAL_FORCE]
             row["model_contacts"] = d.plugin_state[adr + INVERSE_CONTACTS]
+            if own:
+                row.update(own(m, d, k))
             return row
         return extra
 
@@ -407,7 +419,7 @@ def inverse_scene(name, path, seconds, script=None, record_every=20):
         return float(np.linalg.norm(k.site_xpos[m.site(effectors[0]).id]
                                     - k.xpos[m.body(targets[0]).id]))
 
-    def summary(cols, m):
+    def summary_all(cols, m):
         pen = np.maximum(0.0, -cols["min_distance_to_environment_m"])
         row = {f"rest_error_{s}_mm": 1e3 * tail(cols, f"error_{s}_m", 0.5).mean()
                for s in effectors}
@@ -417,6 +429,12 @@ def inverse_scene(name, path, seconds, script=None, record_every=20):
             0.0, -tail(cols, "min_distance_to_environment_m", 0.5)).mean()
         row["rest_applied_normal_N"] = tail(cols, "applied_normal_N", 0.5).mean()
         row["rest_predicted_normal_N"] = tail(cols, "predicted_normal_N", 0.5).mean()
+        applied = row["rest_applied_normal_N"]  # predicted against applied, if loaded (> 0.05 N)
+        row["rest_force_difference_pct"] = (
+            100 * abs(row["rest_predicted_normal_N"] - applied) / applied if applied > 0.05
+            else np.nan)
+        if summary:
+            row.update(summary(cols, m))
         return row
 
     return Scene(
@@ -429,12 +447,12 @@ def inverse_scene(name, path, seconds, script=None, record_every=20):
                     {"contact": "ignore"}),
         ],
         script=script or (lambda m, d, t: None), target_error=first_error,
-        record_every=record_every, make_extra=make_extra,
-        panels=[("min distance to\nenvironment (mm)", "min_distance_to_environment_m", 1e3,
+        record_every=record_every, make_extra=make_columns,
+        panels=[("min distance of\ndisks, objects (mm)", "min_distance_to_environment_m", 1e3,
                  (-2, 10)),
                 ("applied normal\nforce (N)", "applied_normal_N", 1.0, None),
-                ("predicted\nnormal force (N)", "predicted_normal_N", 1.0, None)],
-        summary=summary)
+                ("predicted\nnormal force (N)", "predicted_normal_N", 1.0, None), *panels],
+        summary=summary_all)
 
 
 # name -> function returning the Scene (built on demand: building reads the scene file)
@@ -442,6 +460,8 @@ SCENES = {
     "avoid_push": avoid_push_scene,
     "inverse_lean": lambda: inverse_scene("inverse_lean", REPO / "mjcf" / "inverse_lean.xml",
                                           seconds=5.0),
+    "inverse_lean_loaded": lambda: inverse_scene(
+        "inverse_lean_loaded", REPO / "mjcf" / "inverse_lean_loaded.xml", seconds=5.0),
 }
 
 
