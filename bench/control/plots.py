@@ -19,7 +19,8 @@ own panels (avoid_push: block position, tool-pole clearance from mj_geomDistance
 
 A scene is one entry of SCENES: a function returning a Scene (file, controller plugin, variants,
 target script, extra columns, extra panels). inverse_scene(...) makes one for any cusp.inverse
-scene from its effectors and targets.
+scene from its effectors and targets; a holding scene adds its object with
+make_extra=body_positions("object"), panels=body_position_panels("object").
 
 Usage: CUSP_PLUGIN=build/libcusp.so PYTHONPATH=python .venv/bin/python bench/control/plots.py
        [avoid_push] [inverse_lean] [--seconds T] [--variants cusp,ignore,stock]
@@ -453,6 +454,29 @@ def inverse_scene(name, path, seconds, script=None, record_every=20, make_extra=
                 ("applied normal\nforce (N)", "applied_normal_N", 1.0, None),
                 ("predicted\nnormal force (N)", "predicted_normal_N", 1.0, None), *panels],
         summary=summary_all)
+
+
+def body_positions(*bodies):
+    """make_extra for a scene's own bodies (an object held or pushed): their positions (m) and
+    their distance from where they started (m), as columns <body>_x_m ... <body>_moved_m; the
+    matching panels are body_position_panels(*bodies)."""
+    def make(m):
+        ids = [m.body(b).id for b in bodies]
+        start = {}
+
+        def extra(m, d, k):
+            row = {}
+            for b, i in zip(bodies, ids):
+                start.setdefault(b, k.xpos[i].copy())
+                row.update({f"{b}_{a}_m": k.xpos[i][j] for j, a in enumerate("xyz")})
+                row[f"{b}_moved_m"] = float(np.linalg.norm(k.xpos[i] - start[b]))
+            return row
+        return extra
+    return make
+
+
+def body_position_panels(*bodies):
+    return [(f"{b} moved (mm)", f"{b}_moved_m", 1e3, None) for b in bodies]
 
 
 # name -> function returning the Scene (built on demand: building reads the scene file)
