@@ -23,7 +23,8 @@ scene from its effectors and targets; a holding scene adds its object with
 make_extra=body_positions("object"), panels=body_position_panels("object").
 
 Usage: CUSP_PLUGIN=build/libcusp.so PYTHONPATH=python .venv/bin/python bench/control/plots.py
-       [avoid_push] [inverse_lean] [--seconds T] [--variants cusp,ignore,stock]
+       [avoid_push] [inverse_lean] [inverse_lean_loaded] [--seconds T]
+       [--variants cusp,ignore,stock] [--replot]
 The inverse scenes are slower (Euler, h = 1e-4 s: 0.26-0.42 ms per step, so 3-4 s of wall time
 per simulated second and variant on an idle AMD EPYC; several times that under load): --seconds
 shortens them.
@@ -82,7 +83,8 @@ class Scene:
     # every variant (stock MuJoCo: the state before the step's integration; cusp.contact: the
     # free configuration q* of the step, where it ran its detection)
     make_extra: Callable | None = None
-    # panels: [(ylabel, column, scale, ylim or None)], one axis each, every variant drawn
+    # panels: [(ylabel, column, scale, ylim)], one axis each, every variant drawn; ylim: None
+    # (automatic), (low, high) or "symlog" (forces whose impacts dwarf the resting values)
     panels: list = dataclasses.field(default_factory=list)
     # summary(columns, m) -> {name: value}, scene-specific numbers
     summary: Callable | None = None
@@ -230,7 +232,9 @@ def plot(scene, runs):
     ax[1].set_ylabel("contacts")
     for k, (ylabel, _c, _s, ylim) in enumerate(scene.panels):
         ax[2 + k].set_ylabel(ylabel)
-        if ylim:
+        if ylim == "symlog":
+            ax[2 + k].set_yscale("symlog", linthresh=1.0)
+        elif ylim:
             ax[2 + k].set_ylim(*ylim)
     ax[-1].set_xlabel("t (s)")
     ax[0].legend(fontsize=7)
@@ -274,6 +278,21 @@ def run_scene(scene, seconds=None, keys=None, write=True):
                 w.writerow({k: f"{v:.6g}" if isinstance(v, float) else v for k, v in row.items()})
         print("wrote", plot(scene, runs))
     return runs, summary
+
+
+def replot(scene):
+    """The scene's PNG again from its CSVs (no simulation)."""
+    runs = {}
+    for variant in scene.variants:
+        path = OUT / f"{scene.name}_{variant.key}.csv"
+        if path.is_file():
+            with open(path) as f:
+                rows = list(csv.reader(f))
+            a = np.array(rows[1:], dtype=float)
+            runs[variant.key] = (variant, {n: a[:, j] for j, n in enumerate(rows[0])}, None)
+    if not runs:
+        raise SystemExit(f"{scene.name}: no series in {OUT}")
+    print("wrote", plot(scene, runs))
 
 
 # ---- scenes --------------------------------------------------------------------------------
@@ -451,8 +470,8 @@ def inverse_scene(name, path, seconds, script=None, record_every=20, make_extra=
         record_every=record_every, make_extra=make_columns,
         panels=[("min distance of\ndisks, objects (mm)", "min_distance_to_environment_m", 1e3,
                  (-2, 10)),
-                ("applied normal\nforce (N)", "applied_normal_N", 1.0, None),
-                ("predicted\nnormal force (N)", "predicted_normal_N", 1.0, None), *panels],
+                ("applied normal\nforce (N)", "applied_normal_N", 1.0, "symlog"),
+                ("predicted\nnormal force (N)", "predicted_normal_N", 1.0, "symlog"), *panels],
         summary=summary_all)
 
 
@@ -494,6 +513,7 @@ def main():
     ap.add_argument("which", nargs="*", default=["avoid_push"], help=" ".join(SCENES))
     ap.add_argument("--seconds", type=float, default=None)
     ap.add_argument("--variants", default=None, help="comma-separated: cusp,ignore,stock")
+    ap.add_argument("--replot", action="store_true", help="plots from the CSVs, no runs")
     args = ap.parse_args()
     cusp.load()
     keys = args.variants.split(",") if args.variants else None
@@ -501,7 +521,10 @@ def main():
     if unknown:
         ap.error(f"unknown scene '{unknown[0]}' (scenes: {', '.join(SCENES)})")
     for name in args.which:
-        run_scene(SCENES[name](), args.seconds, keys)
+        if args.replot:
+            replot(SCENES[name]())
+        else:
+            run_scene(SCENES[name](), args.seconds, keys)
 
 
 if __name__ == "__main__":
