@@ -653,7 +653,47 @@ static int contact_mode(mjtNum impulse_n, mjtNum slip, const cuspConfig* cfg) {
   return slip > CUSP_SLIP_SPEED ? CUSP_MODE_SLIDE : CUSP_MODE_STICK;
 }
 
+// The arrays mj_kinematics and mj_comPos write (world poses of bodies, joint axes, geoms and sites;
+// subtree centres of mass, composite inertias, motion dofs). The step computes them at the free
+// configuration q* for detection; MuJoCo's own step leaves those of the state it started from, and
+// so does cusp_step (saved before, restored after): what the viewer, sensors read later and user
+// code see after mj_step is what stock MuJoCo gives them.
+#define CUSP_NKINEMATIC 14
+static int kinematic_arrays(mjtNum* arr[CUSP_NKINEMATIC], size_t len[CUSP_NKINEMATIC],
+                            const mjModel* m, mjData* d) {
+  mjtNum* a[CUSP_NKINEMATIC] = {d->xpos, d->xquat, d->xmat, d->xipos, d->ximat, d->xanchor,
+                                d->xaxis, d->geom_xpos, d->geom_xmat, d->site_xpos, d->site_xmat,
+                                d->subtree_com, d->cinert, d->cdof};
+  size_t n[CUSP_NKINEMATIC] = {3, 4, 9, 3, 9, 3, 3, 3, 9, 3, 9, 3, 10, 6};
+  size_t count[CUSP_NKINEMATIC] = {m->nbody, m->nbody, m->nbody, m->nbody, m->nbody, m->njnt,
+                                   m->njnt, m->ngeom, m->ngeom, m->nsite, m->nsite, m->nbody,
+                                   m->nbody, m->nv};
+  for (int i = 0; i < CUSP_NKINEMATIC; i++) {
+    arr[i] = a[i];
+    len[i] = n[i] * count[i];
+  }
+  return CUSP_NKINEMATIC;
+}
+
+static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d,
+                                      const cuspConfig* cfg);
+
 int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const cuspConfig* cfg) {
+  mjtNum* arr[CUSP_NKINEMATIC];
+  size_t len[CUSP_NKINEMATIC], total = 0;
+  int n = kinematic_arrays(arr, len, m, d);
+  for (int i = 0; i < n; i++) total += len[i];
+  mj_markStack(d);
+  mjtNum* saved = mj_stackAllocNum(d, total + 1);
+  for (int i = 0, at = 0; i < n; at += (int)len[i], i++) mju_copy(saved + at, arr[i], len[i]);
+  int rc = step_at_free_configuration(w, state, m, d, cfg);
+  for (int i = 0, at = 0; i < n; at += (int)len[i], i++) mju_copy(arr[i], saved + at, len[i]);
+  mj_freeStack(d);
+  return rc;
+}
+
+static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d,
+                                      const cuspConfig* cfg) {
   int nv = m->nv;
   mjtNum h = m->opt.timestep;
   for (int s = CUSP_STATE_NCONTACT; s <= CUSP_STATE_STATUS; s++) state[s] = 0;

@@ -441,3 +441,34 @@ def test_a_pusher_welded_to_a_moving_mocap_keeps_its_pace_while_it_pushes(integr
     assert max(abs(lag - free_lag) for lag in lags[1500:]) <= 5e-4
     assert (d.qpos[7] - x0) / (d.time - t0) == pytest.approx(speed, rel=0.01)
     assert _state(m, d)["solver_failures"] <= 1
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_after_a_step_the_kinematics_are_those_stock_mujoco_leaves(integrator):
+    """cusp computes poses at the free configuration q* to detect contacts; after mj_step the
+    kinematic arrays (body, geom and site poses, subtree centres of mass, cinert, cdof) are the
+    ones stock MuJoCo leaves (Euler, implicit: the step's start; RK4: its last stage): bitwise equal
+    to the same model without cusp.contact stepped from the same state, for a sliding crate with a
+    puck on it (disk and patch contacts every step)."""
+    body = f"""<option timestep="1e-3" integrator="{integrator}"/>
+<worldbody><geom name="floor" type="plane" size="5 5 .1"/>
+<body name="crate" pos="0 0 0.05"><freejoint/><geom name="box" type="box" size="0.1 0.1 0.05"
+  mass="2" contype="0" conaffinity="0"/><site name="s" pos="0.1 0 0"/></body>
+<body name="p" pos="0.01 0.02 0.111"><freejoint/><geom name="puck" type="cylinder"
+  size="0.05 0.01" mass="1" contype="0" conaffinity="0"/></body>
+</worldbody>"""
+    m, d = _load(f"""<mujoco><extension><plugin plugin="cusp.contact"><instance name="cusp">
+<config key="disks" value="puck"/><config key="bodies" value="crate"/></instance></plugin>
+</extension>{body}</mujoco>""")
+    plain = mujoco.MjModel.from_xml_string(f"<mujoco>{body}</mujoco>")
+    ref = mujoco.MjData(plain)
+    d.qvel[0] = 0.3  # the crate slides: q* differs from the start in every step
+    names = ("xpos", "xquat", "xmat", "xipos", "ximat", "geom_xpos", "geom_xmat", "site_xpos",
+             "site_xmat", "subtree_com", "cinert", "cdof")
+    for _ in range(50):
+        ref.qpos[:], ref.qvel[:], ref.time = d.qpos, d.qvel, d.time
+        mujoco.mj_step(m, d)
+        mujoco.mj_step(plain, ref)
+        assert cusp.contacts(m, d).gap.size > 0
+        for name in names:
+            assert np.array_equal(getattr(d, name), getattr(ref, name)), name
