@@ -29,12 +29,15 @@ enum {
   KEY_EFFORT,
   KEY_ITERATIONS,
   KEY_STICKING,
+  KEY_OBJECTS,
+  KEY_CONE_MARGIN,
+  KEY_GRIP,
   NKEY
 };
 
 const cuspControlKey cusp_inverse_keys[] = {
   {"effectors", CUSP_CONTROL_SITES, "", 0, 0, NULL, "-",
-   "effector sites, all on one kinematic tree (the robot)", 0},
+   "effector sites, on the robot (the kinematic tree its actuators move) or on objects", 0},
   {"targets", CUSP_CONTROL_BODIES, "", 0, 0, NULL, "-",
    "one body per effector whose position is its target (mocap bodies to move them)", 0},
   {"weights", CUSP_CONTROL_REALS, "", 0, 1e6, NULL, "-",
@@ -53,9 +56,21 @@ const cuspControlKey cusp_inverse_keys[] = {
    "(picks one actuation among redundant ones)", 0},
   {"iterations", CUSP_CONTROL_REAL, "20", 1, 1000, NULL, "-",
    "rounds of the block Gauss-Seidel between actuation and contact impulses per step", 0},
-  {"sticking", CUSP_CONTROL_CHOICE, "modes", 0, 0, "modes|off", "-",
+  {"sticking", CUSP_CONTROL_CHOICE, "modes", 0, 0, "modes|off|all", "-",
    "modes: contacts keep the last step's mode (Coevoet's QP, exact while it holds), the "
-   "Gauss-Seidel only when that QP fails; off: always the Gauss-Seidel", 0},
+   "Gauss-Seidel only when that QP fails; off: always the Gauss-Seidel; all: every touching "
+   "contact is held sticking (Coevoet's grasp: the actuation keeps each in its friction cone)", 0},
+  {"objects", CUSP_CONTROL_BODIES, "", 0, 0, NULL, "-",
+   "bodies the robot handles (each on its own kinematic tree, e.g. with a free joint): their "
+   "dofs and contacts (with the robot and with the environment) join the controller's model, "
+   "and effectors may sit on them; empty: the robot alone", 1},
+  {"cone_margin", CUSP_CONTROL_REAL, "0", 0, 0.9, NULL, "-",
+   "fraction of mu the sticking QP holds back: a held contact's friction stays within "
+   "(1 - cone_margin) mu, a reserve against the gap between the controller's model and the "
+   "simulation", 0},
+  {"grip", CUSP_CONTROL_REAL, "0", 0, 1e4, NULL, "N",
+   "least total normal force of the held contacts between the robot and the objects in the "
+   "sticking QP (Coevoet's squeeze: the grasp presses before its friction is needed)", 0},
   {NULL, 0, NULL, 0, 0, NULL, NULL, NULL, 0},
 };
 
@@ -70,8 +85,16 @@ void cusp_inverse_free(void* object) {
   free(inv->targets);
   free(inv->weights);
   free(inv->dofs);
+  free(inv->trees);
   cusp_dynamics_free(&inv->dyn);
   free(inv);
+}
+
+int cusp_inverse_models_tree(const cuspInverse* inv, int tree) {
+  for (int i = 0; tree >= 0 && i < inv->ntree; i++) {
+    if (inv->trees[i] == tree) return 1;
+  }
+  return 0;
 }
 
 static const char* name_of(const mjModel* m, mjtObj obj, int id) {
@@ -114,7 +137,13 @@ cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int 
   inv->horizon = v[KEY_HORIZON].real;
   inv->effort = v[KEY_EFFORT].real;
   inv->iterations = (int)v[KEY_ITERATIONS].real;
-  inv->sticking = v[KEY_STICKING].choice == 0;
+  inv->sticking = v[KEY_STICKING].choice != 1;
+  inv->stick_all = v[KEY_STICKING].choice == 2;
+  inv->cone_margin = v[KEY_CONE_MARGIN].real;
+  inv->grip = v[KEY_GRIP].real;
+  int* objects = v[KEY_OBJECTS].ids;
+  int nobject = v[KEY_OBJECTS].nid;
+  v[KEY_OBJECTS].ids = NULL;
   cusp_control_values_free(v, NKEY);
   const char* value;
   char why[320];
@@ -142,12 +171,53 @@ cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int 
     if (!inv->weights) goto oom;
     for (int e = 0; e < inv->neff; e++) inv->weights[e] = 1;
   }
-  int tree = inv->tree = m->body_treeid[m->site_bodyid[inv->effectors[0]]];
+  // the modelled trees: the robot's (the actuators' tree), then one per object
+  int tree = inv->tree = -1;
+  for (int i = 0; i < m->nu && tree < 0; i++) {
+    if (m->actuator_plugin[i] != instance) continue;
+    int id = m->actuator_trnid[2 * i];
+    switch (m->actuator_trntype[i]) {
+      case mjTRN_TENDON: {
+        int adr = m->tendon_adr[id];
+        for (int w = adr; w < adr + m->tendon_num[id] && tree < 0; w++) {
+          if (m->wrap_type[w] == mjWRAP_JOINT) tree = m->dof_treeid[m->jnt_dofadr[m->wrap_objid[w]]];
+        }
+        break;
+      }
+      case mjTRN_JOINT:
+      case mjTRN_JOINTINPARENT: tree = m->dof_treeid[m->jnt_dofadr[id]]; break;
+      case mjTRN_SITE: tree = m->body_treeid[m->site_bodyid[id]]; break;
+      case mjTRN_BODY: tree = m->body_treeid[id]; break;
+      default: break;
+    }
+  }
+  if (tree < 0) tree = m->body_treeid[m->site_bodyid[inv->effectors[0]]];
+  inv->tree = tree;
+  inv->trees = (int*)calloc(nobject + 1, sizeof(int));
+  if (!inv->trees) goto oom;
+  inv->trees[inv->ntree++] = tree;
+  for (int k = 0; k < nobject; k++) {
+    int t = m->body_treeid[objects[k]];
+    const char* why_not = t < 0 ? "is static (no dofs of its own)"
+                          : cusp_inverse_models_tree(inv, t) ? "shares a kinematic tree with the "
+                                                              "robot or another object"
+                          : NULL;
+    if (why_not) {
+      value = mj_getPluginConfig(m, instance, "objects");
+      snprintf(why, sizeof(why), "body '%s' %s", name_of(m, mjOBJ_BODY, objects[k]), why_not);
+      cusp_control_fail(err, err_sz, INVERSE_NAME, "objects", value ? value : "", why);
+      goto fail;
+    }
+    inv->trees[inv->ntree++] = t;
+  }
+  free(objects);
+  objects = NULL;
   for (int e = 0; e < inv->neff; e++) {
-    if (tree < 0 || m->body_treeid[m->site_bodyid[inv->effectors[e]]] != tree) {
+    int t = m->body_treeid[m->site_bodyid[inv->effectors[e]]];
+    if (tree < 0 || !cusp_inverse_models_tree(inv, t)) {
       value = mj_getPluginConfig(m, instance, "effectors");
       snprintf(why, sizeof(why), "site '%s' is %s", name_of(m, mjOBJ_SITE, inv->effectors[e]),
-               tree < 0 ? "on a static body" : "on another kinematic tree than the first");
+               t < 0 ? "on a static body" : "neither on the robot nor on one of the objects");
       cusp_control_fail(err, err_sz, INVERSE_NAME, "effectors", value ? value : "", why);
       goto fail;
     }
@@ -159,12 +229,12 @@ cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int 
     goto fail;
   }
 
-  // the robot: every dof of the effectors' tree
-  for (int i = 0; i < m->nv; i++) inv->ndof += m->dof_treeid[i] == tree;
+  // the model: every dof of the robot's and the objects' trees, ascending
+  for (int i = 0; i < m->nv; i++) inv->ndof += cusp_inverse_models_tree(inv, m->dof_treeid[i]);
   inv->dofs = (int*)calloc(inv->ndof + 1, sizeof(int));
   if (!inv->dofs) goto oom;
   for (int i = 0, k = 0; i < m->nv; i++) {
-    if (m->dof_treeid[i] == tree) inv->dofs[k++] = i;
+    if (cusp_inverse_models_tree(inv, m->dof_treeid[i])) inv->dofs[k++] = i;
   }
   if (cusp_dynamics_init(&inv->dyn, m, inv->ndof)) goto oom;
 
@@ -198,17 +268,64 @@ cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int 
 oom:
   snprintf(err, err_sz, INVERSE_NAME ": out of memory");
 fail:
+  free(objects);
   cusp_inverse_free(inv);
   return NULL;
 }
 
 //---------------------------------- one control step -----------------------------------------------
 
-// 1 if a contact of cusp.contact touches the robot, on either side (a rigid body pushing a disk
-// has its own geom first)
-static int touches_robot(const cuspInverse* inv, const mjModel* m, const cuspContact* c) {
-  return m->body_treeid[c->body[0]] == inv->tree ||
-         (c->body[1] > 0 && m->body_treeid[c->body[1]] == inv->tree);
+// 1 if a contact between bodies b0 and b1 touches the controller's model (robot or object)
+static int models_pair(const cuspInverse* inv, const mjModel* m, int b0, int b1) {
+  return cusp_inverse_models_tree(inv, m->body_treeid[b0]) ||
+         (b1 > 0 && cusp_inverse_models_tree(inv, m->body_treeid[b1]));
+}
+
+// 1 if a contact is a grasp: between the robot and one of the objects
+static int is_grasp(const cuspInverse* inv, const mjModel* m, const cuspContact* c) {
+  int t0 = m->body_treeid[c->body[0]], t1 = c->body[1] > 0 ? m->body_treeid[c->body[1]] : -1;
+  if (t0 < 0 || t1 < 0) return 0;
+  return (t0 == inv->tree && t1 != inv->tree && cusp_inverse_models_tree(inv, t1)) ||
+         (t1 == inv->tree && t0 != inv->tree && cusp_inverse_models_tree(inv, t0));
+}
+
+// The contacts of cusp.contact's last step that touch the model, as point contacts, into out
+// (NULL: count only); returns their number. Disk and point contacts as they are; a patch (a
+// registered body's face on a plane or box face) as one point per vertex with the patch's frame,
+// friction and the vertex's gap and impulse: the controller models the patch's friction by the
+// polyhedral cone at its vertices (the simulation: the ellipsoidal limit surface at the ECP).
+static int gather_contacts(cuspContact* out, const cuspInverse* inv, const mjModel* m,
+                           const cuspInstance* ci) {
+  int n = 0;
+  for (int k = 0; k < ci->work.ncontact; k++) {
+    const cuspContact* c = ci->work.contacts + k;
+    if (!models_pair(inv, m, c->body[0], c->body[1])) continue;
+    if (out) out[n] = *c;
+    n++;
+  }
+  for (int i = 0; i < ci->work.patch.npatch; i++) {
+    const cuspPatch* p = ci->work.patch.patch + i;
+    // a patch with a source is one of the point contacts above
+    if (p->source >= 0 || !models_pair(inv, m, p->body[0], p->body[1])) continue;
+    for (int k = 0; k < p->nvert; k++, n++) {
+      if (!out) continue;
+      cuspContact* c = out + n;
+      memset(c, 0, sizeof(*c));
+      c->geom[0] = p->geom[0];
+      c->geom[1] = p->geom[1];
+      c->body[0] = p->body[0];
+      c->body[1] = p->body[1];
+      c->sub = k;
+      c->island = p->island;
+      c->gap = p->gap[k];
+      mju_copy3(c->pos, p->vert + 3 * k);
+      mju_copy(c->frame, p->frame, 9);
+      c->mu = p->mu;
+      c->impulse_n = p->lambda[k];
+      c->mode = p->mode;
+    }
+  }
+  return n;
 }
 
 // The controller's model of the arm over one horizon H (`horizon`, s): implicit in the inertia
@@ -268,16 +385,14 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
   if (cusp_dynamics_update(dyn, m, d, inv->dofs, nv)) return CUSP_LCP_NUMERICAL;
   int nr = dyn->nr;
 
-  // the contacts cusp resolved last step on this tree
+  // the contacts cusp resolved last step on the model's trees
   const cuspInstance* ci = NULL;
   int r = 0, ncontact = 0;
   if (inv->use_contact) {
     ci = cusp_instance_find(d, inv->contact_instance);
     if (ci) {
       r = ci->work.r;
-      for (int k = 0; k < ci->work.ncontact; k++) {
-        ncontact += touches_robot(inv, m, &ci->work.contacts[k]);
-      }
+      ncontact = gather_contacts(NULL, inv, m, ci);
     }
   }
   int nc = ncontact * (1 + r);    // contact velocity rows (normal, r directions)
@@ -297,8 +412,11 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
   mjtNum* jac = mj_stackAllocNum(d, 3 * (size_t)nv);
   mjtNum* rowv = mj_stackAllocNum(d, nrow);
   mjtNum* vdes = mj_stackAllocNum(d, ne);
+  cuspContact* points = (cuspContact*)mj_stackAllocByte(
+      d, sizeof(cuspContact) * (ncontact + 1), sizeof(mjtNum));
   const cuspContact** used = (const cuspContact**)mj_stackAllocByte(
       d, sizeof(cuspContact*) * (ncontact + 1), sizeof(void*));
+  if (ci) gather_contacts(points, inv, m, ci);
 
   // effector rows and desired velocities over the horizon: bandwidth x error, capped
   mjtNum track_error = 0;
@@ -319,13 +437,10 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
     mju_scl3(vdes + 3 * e, vdes + 3 * e, inv->weights[e]);
   }
   // contact rows: normal, then the r directions d_k = cos t + sin o (the simulation's cone), on
-  // the velocity of geom[0] relative to geom[1] (the robot may be either; the other side is
-  // fixed in the controller's model)
+  // the velocity of geom[0] relative to geom[1] (a body outside the model counts as fixed)
   mjtNum* jac1 = mj_stackAllocNum(d, 3 * (size_t)nv);
-  for (int k = 0, c = 0; ci && k < ci->work.ncontact && c < ncontact; k++) {
-    const cuspContact* ct = &ci->work.contacts[k];
-    if (!touches_robot(inv, m, ct)) continue;
-    used[c] = ct;
+  for (int c = 0; c < ncontact; c++) {
+    const cuspContact* ct = used[c] = points + c;
     cusp_dynamics_jac(jac, NULL, dyn, m, d, ct->pos, ct->body[0]);
     cusp_dynamics_jac(jac1, NULL, dyn, m, d, ct->pos, ct->body[1]);
     mju_subFrom(jac, jac1, 3 * (size_t)nv);
@@ -346,7 +461,6 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
         rt[j] = dir[0] * jac[j] + dir[1] * jac[nv + j] + dir[2] * jac[2 * nv + j];
       }
     }
-    c++;
   }
   // the free flow's generalized impulse M v + H (f + D v), f = passive - bias + applied: the
   // damping forces f holds are implicit in Mh (spare last row of J)
@@ -489,7 +603,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
     // freely, the next step stick, and the two alternate from step to step
     int touching = used[c]->gap <= CUSP_INVERSE_TOUCH;
     if (used[c]->mode == CUSP_MODE_BREAK && !touching) continue;
-    int stick = used[c]->mode != CUSP_MODE_SLIDE && r >= 2;
+    int stick = (inv->stick_all || used[c]->mode != CUSP_MODE_SLIDE) && r >= 2;
     for (int e = 0; e < (stick ? 3 : 1); e++) {
       arow[na] = c;
       akind[na] = e;
@@ -529,8 +643,9 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
       }
       if (akind[i] == 0) av[i] += mju_max(used[arow[i]]->gap, 0) / H;  // close an open gap
     }
-    // W_A (na x na) + Tikhonov, factor; l0 = -W^-1 av, L = -W^-1 G_A
+    // W_A (na x na) = A Mh^-1 A^T and Ce_A (ne x na) = Je Mh^-1 A^T
     mjtNum* WA = mj_stackAllocNum(d, (size_t)na * na);
+    mjtNum* CeA = mj_stackAllocNum(d, (size_t)ne * na);
     mjtNum wmax = 0;
     for (int i = 0; i < na; i++) {
       for (int k = 0; k < na; k++) {
@@ -538,122 +653,160 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
       }
       wmax = mju_max(wmax, WA[i * na + i]);
     }
-    for (int i = 0; i < na; i++) WA[i * na + i] += 1e-9 * wmax;
-    mjtNum* l0 = mj_stackAllocNum(d, na);
-    mjtNum* L = mj_stackAllocNum(d, (size_t)na * nu);  // column a at L[a * na]
-    mjtNum* col = mj_stackAllocNum(d, na);
-    if (mju_cholFactor(WA, na, mjMINVAL) == na) {
-      mju_scl(col, av, -1, na);
-      mju_cholSolve(l0, WA, col, na);
-      for (int a = 0; a < nu; a++) {
-        for (int i = 0; i < na; i++) col[i] = -aG[(size_t)i * nu + a];
-        mju_cholSolve(L + (size_t)a * na, WA, col, na);
-      }
-      // effector: Je v = rowv + Ae u + Ce_A lambda(u); Ce_A row i = Je Mh^-1 A_i^T
-      mjtNum* At_ = mj_stackAllocNum(d, (size_t)ne * nu);  // effective Ae
-      mjtNum* rt = mj_stackAllocNum(d, ne);                 // effective rowv - vdes
-      for (int e = 0; e < ne; e++) {
-        mjtNum* ce = col;  // reuse: Ce_A row e (na)
-        for (int i = 0; i < na; i++) ce[i] = mju_dot(Jr + (size_t)e * nr, AT + (size_t)i * nr, nr);
-        rt[e] = rowv[e] - vdes[e] + mju_dot(ce, l0, na);
-        for (int a = 0; a < nu; a++) {
-          At_[e * nu + a] = Ae[e * nu + a] + mju_dot(ce, L + (size_t)a * na, na);
-        }
-      }
-      // inequality rows on lambda: C (ncon x na) applied to l0 and L
-      int n2 = nu + ncon;
-      mjtNum* M2 = mj_stackAllocNum(d, (size_t)n2 * n2);
-      mjtNum* q2 = mj_stackAllocNum(d, n2);
-      mjtNum* lo2 = mj_stackAllocNum(d, n2);
-      mjtNum* hi2 = mj_stackAllocNum(d, n2);
-      mjtNum* z2 = mj_stackAllocNum(d, n2);
-      mju_zero(M2, (size_t)n2 * n2);
-      mjtNum qdiag = 0;
-      for (int a = 0; a < nu; a++) {
-        for (int b = 0; b < nu; b++) {
-          mjtNum v = 0;
-          for (int e = 0; e < ne; e++) v += At_[e * nu + a] * At_[e * nu + b];
-          M2[a + (size_t)b * n2] = v;
-        }
-        qdiag = mju_max(qdiag, M2[a + (size_t)a * n2]);
-        mjtNum v = 0;
-        for (int e = 0; e < ne; e++) v += At_[e * nu + a] * rt[e];
-        q2[a] = v;
-        lo2[a] = inv->lo[a];
-        hi2[a] = inv->hi[a];
-      }
-      for (int a = 0; a < nu; a++) M2[a + (size_t)a * n2] += inv->effort * (qdiag > 0 ? qdiag : 1);
-      // constraint k: sum_i coef_i lambda_i >= 0 over the contact's rows
-      int k = 0;
+    for (int e = 0; e < ne; e++) {
       for (int i = 0; i < na; i++) {
-        if (akind[i] != 0) continue;  // one group per contact, starting at its normal row
-        int stick = i + 2 < na && arow[i + 1] == arow[i] && akind[i + 1] == 1;
-        mjtNum mu = used[arow[i]]->mu;
-        // rows: n; mu n - t; mu n + t; mu n - o; mu n + o
-        for (int g = 0; g < (stick ? 5 : 1); g++) {
-          mjtNum cn = g == 0 ? 1 : mu, ct = 0, co = 0;
-          if (g == 1) ct = -1;
-          if (g == 2) ct = 1;
-          if (g == 3) co = -1;
-          if (g == 4) co = 1;
-          int row = nu + k;
-          mjtNum c0 = cn * l0[i] + (stick ? ct * l0[i + 1] + co * l0[i + 2] : 0);
-          q2[row] = c0;
-          for (int a = 0; a < nu; a++) {
-            const mjtNum* La = L + (size_t)a * na;
-            mjtNum v = cn * La[i] + (stick ? ct * La[i + 1] + co * La[i + 2] : 0);
-            M2[row + (size_t)a * n2] = v;    // C L
-            M2[a + (size_t)row * n2] = -v;   // -(C L)^T
-          }
-          lo2[row] = 0;
-          hi2[row] = INFINITY;
-          k++;
-        }
+        CeA[e * na + i] = mju_dot(Jr + (size_t)e * nr, AT + (size_t)i * nr, nr);
       }
-      cuspLcpProblem p2 = {n2, M2, n2, q2, lo2, hi2};
-      cuspLcpOptions o2 = cusp_lcp_default_options();
-      o2.tol = 1e-10 * mju_max(range, 1);
-      o2.max_iter = 200;
-      size_t b2 = cusp_lcp_fbnewton_worksize(n2);
-      void* w2 = mj_stackAllocByte(d, b2, sizeof(mjtNum));
-      cuspLcpInfo i2;
-      mju_zero(z2, n2);
-      for (int a = 0; a < nu; a++) z2[a] = mju_clip(0, inv->lo[a], inv->hi[a]);
-      if (cusp_lcp_fbnewton(z2, NULL, &i2, &p2, &o2, w2, b2) == CUSP_LCP_SOLVED) {
-        mju_copy(u, z2, nu);
-        // the impulses, back in the rows' layout of the full model (normal and directions)
-        mju_zero(lambda, nc + 1);
-        for (int i = 0; i < na; i++) {
-          mjtNum li = l0[i];
-          for (int a = 0; a < nu; a++) li += L[(size_t)a * na + i] * u[a];
-          int base = arow[i] * (1 + r);
-          if (akind[i] == 0) lambda[base] = li;
-        }
-        // a friction impulse (t, o) is split over the directions d_k it lies between
-        for (int c = 0; c < ncontact; c++) {
-          int i = -1;
-          for (int q = 0; q < na; q++) {
-            if (arow[q] == c && akind[q] == 1) i = q;
-          }
-          if (i < 0) continue;
-          mjtNum lt = l0[i], lo_ = l0[i + 1];
-          for (int a = 0; a < nu; a++) {
-            lt += L[(size_t)a * na + i] * u[a];
-            lo_ += L[(size_t)a * na + i + 1] * u[a];
-          }
-          mjtNum th = atan2(lo_, lt), mag = mju_sqrt(lt * lt + lo_ * lo_);
-          if (th < 0) th += 2 * mjPI;
-          int k0 = (int)floor(th / (2 * mjPI / r)) % r, k1 = (k0 + 1) % r;
-          // mag (cos th, sin th) = a d_k0 + b d_k1
-          mjtNum x0 = ci->work.cone[2 * k0], y0 = ci->work.cone[2 * k0 + 1];
-          mjtNum x1 = ci->work.cone[2 * k1], y1 = ci->work.cone[2 * k1 + 1];
-          mjtNum det = x0 * y1 - x1 * y0;
-          mjtNum fx = mag * cos(th), fy = mag * sin(th);
-          lambda[c * (1 + r) + 1 + k0] = (fx * y1 - fy * x1) / det;
-          lambda[c * (1 + r) + 1 + k1] = (x0 * fy - y0 * fx) / det;
-        }
-        stick_done = 1;
+    }
+    // the QP in (u, lambda) with the held rows as equalities (lambda unknowns: a held object's
+    // rows are many more than its dofs, W_A is singular and lambda = -W_A^-1 (...) does not
+    // exist), as the monotone box LCP of its KKT conditions, z = (u, lambda, nu, kappa):
+    //   F_u      = Q u + Ae^T CeA lambda + G_A^T nu + Ae^T (Je v0 - vdes)        u in its box
+    //   F_lambda = CeA^T Ae u + (CeA^T CeA + dl) lambda + W_A nu - C^T kappa + CeA^T (Je v0 - vdes)
+    //   F_nu     = -(G_A u + W_A lambda + av) + dn nu = 0   (the held rows do not move)
+    //   F_kappa  = C lambda - c >= 0   (normals, friction pyramids, the grip)
+    int grip_row = 0;
+    for (int i = 0; i < na && inv->grip > 0; i++) {
+      grip_row |= akind[i] == 0 && is_grasp(inv, m, used[arow[i]]);
+    }
+    int nk = ncon + grip_row, ul = nu, un = nu + na, uk = nu + 2 * na;
+    int n2 = nu + 2 * na + nk;
+    mjtNum* M2 = mj_stackAllocNum(d, (size_t)n2 * n2);
+    mjtNum* q2 = mj_stackAllocNum(d, n2);
+    mjtNum* lo2 = mj_stackAllocNum(d, n2);
+    mjtNum* hi2 = mj_stackAllocNum(d, n2);
+    mjtNum* z2 = mj_stackAllocNum(d, n2);
+    mju_zero(M2, (size_t)n2 * n2);
+  #define AT2(i, j) M2[(i) + (size_t)(j) * n2]
+    mjtNum qdiag = 0, ldiag = 0;
+    for (int a = 0; a < nu; a++) {
+      for (int b = 0; b < nu; b++) {
+        mjtNum v = 0;
+        for (int e = 0; e < ne; e++) v += Ae[e * nu + a] * Ae[e * nu + b];
+        AT2(a, b) = v;
       }
+      qdiag = mju_max(qdiag, AT2(a, a));
+      for (int i = 0; i < na; i++) {
+        mjtNum v = 0;
+        for (int e = 0; e < ne; e++) v += Ae[e * nu + a] * CeA[e * na + i];
+        AT2(a, ul + i) = AT2(ul + i, a) = v;
+        AT2(a, un + i) = aG[(size_t)i * nu + a];
+        AT2(un + i, a) = -aG[(size_t)i * nu + a];
+      }
+      mjtNum v = 0;
+      for (int e = 0; e < ne; e++) v += Ae[e * nu + a] * (rowv[e] - vdes[e]);
+      q2[a] = v;
+      lo2[a] = inv->lo[a];
+      hi2[a] = inv->hi[a];
+    }
+    for (int a = 0; a < nu; a++) AT2(a, a) += inv->effort * (qdiag > 0 ? qdiag : 1);
+    for (int i = 0; i < na; i++) {
+      for (int k = 0; k < na; k++) {
+        mjtNum v = 0;
+        for (int e = 0; e < ne; e++) v += CeA[e * na + i] * CeA[e * na + k];
+        AT2(ul + i, ul + k) = v;
+        AT2(ul + i, un + k) = WA[i * na + k];
+        AT2(un + i, ul + k) = -WA[i * na + k];
+      }
+      ldiag = mju_max(ldiag, AT2(ul + i, ul + i));
+      mjtNum v = 0;
+      for (int e = 0; e < ne; e++) v += CeA[e * na + i] * (rowv[e] - vdes[e]);
+      q2[ul + i] = v;
+      q2[un + i] = -av[i];
+      lo2[ul + i] = lo2[un + i] = -INFINITY;
+      hi2[ul + i] = hi2[un + i] = INFINITY;
+    }
+    // regularisation: lambda (the least impulses among those that hold), nu (redundant rows)
+    mjtNum dl = 1e-9 * (ldiag + wmax * wmax > 0 ? ldiag + wmax * wmax : 1);
+    for (int i = 0; i < na; i++) {
+      AT2(ul + i, ul + i) += dl;
+      AT2(un + i, un + i) += 1e-9;
+    }
+    // constraint rows on lambda: per held contact n >= 0, and if sticking the pyramid
+    // mu n -+ t >= 0, mu n -+ o >= 0 (mu held back by cone_margin); then the grip
+    int k = 0;
+    for (int i = 0; i < na; i++) {
+      if (akind[i] != 0) continue;  // one group per contact, starting at its normal row
+      int stick = i + 2 < na && arow[i + 1] == arow[i] && akind[i + 1] == 1;
+      mjtNum mu = used[arow[i]]->mu * (1 - inv->cone_margin);
+      for (int g = 0; g < (stick ? 5 : 1); g++) {
+        mjtNum cn = g == 0 ? 1 : mu, ct = g == 1 ? -1 : g == 2 ? 1 : 0;
+        mjtNum co = g == 3 ? -1 : g == 4 ? 1 : 0;
+        int row = uk + k;
+        AT2(row, ul + i) = cn;
+        AT2(ul + i, row) = -cn;
+        if (stick) {
+          AT2(row, ul + i + 1) = ct;
+          AT2(ul + i + 1, row) = -ct;
+          AT2(row, ul + i + 2) = co;
+          AT2(ul + i + 2, row) = -co;
+        }
+        q2[row] = 0;
+        lo2[row] = 0;
+        hi2[row] = INFINITY;
+        k++;
+      }
+    }
+    if (grip_row) {
+      int row = uk + k;
+      for (int i = 0; i < na; i++) {
+        if (akind[i] != 0 || !is_grasp(inv, m, used[arow[i]])) continue;
+        AT2(row, ul + i) = 1;
+        AT2(ul + i, row) = -1;
+      }
+      q2[row] = -inv->grip * H;
+      lo2[row] = 0;
+      hi2[row] = INFINITY;
+    }
+  #undef AT2
+    // Ruiz equilibration (condition.h, stage 2): actuation, impulse and velocity rows differ by
+    // orders of magnitude; the scaled unknowns z / dc keep scaled boxes
+    mjtNum* dr2 = mj_stackAllocNum(d, n2);
+    mjtNum* dc2 = mj_stackAllocNum(d, n2);
+    mjtNum* rs2 = mj_stackAllocNum(d, 2 * n2);
+    cusp_ruiz(M2, q2, dr2, dc2, n2, n2, 5, rs2);
+    for (int i = 0; i < n2; i++) {
+      lo2[i] /= dc2[i];
+      hi2[i] /= dc2[i];
+    }
+    cuspLcpProblem p2 = {n2, M2, n2, q2, lo2, hi2};
+    cuspLcpOptions o2 = cusp_lcp_default_options();
+    o2.tol = 1e-10;
+    o2.max_iter = 200;
+    size_t b2 = cusp_lcp_fbnewton_worksize(n2);
+    void* w2 = mj_stackAllocByte(d, b2, sizeof(mjtNum));
+    cuspLcpInfo i2;
+    mju_zero(z2, n2);
+    for (int a = 0; a < nu; a++) z2[a] = mju_clip(0, lo2[a], hi2[a]);
+    if (cusp_lcp_fbnewton(z2, NULL, &i2, &p2, &o2, w2, b2) == CUSP_LCP_SOLVED) {
+      for (int i = 0; i < n2; i++) z2[i] *= dc2[i];
+      mju_copy(u, z2, nu);
+      const mjtNum* la = z2 + ul;  // the held rows' impulses
+      // the impulses, back in the rows' layout of the full model (normal and directions)
+      mju_zero(lambda, nc + 1);
+      for (int i = 0; i < na; i++) {
+        if (akind[i] == 0) lambda[arow[i] * (1 + r)] = la[i];
+      }
+      // a friction impulse (t, o) is split over the directions d_k it lies between
+      for (int c = 0; c < ncontact; c++) {
+        int i = -1;
+        for (int q = 0; q < na; q++) {
+          if (arow[q] == c && akind[q] == 1) i = q;
+        }
+        if (i < 0) continue;
+        mjtNum lt = la[i], lo_ = la[i + 1];
+        mjtNum th = atan2(lo_, lt), mag = mju_sqrt(lt * lt + lo_ * lo_);
+        if (th < 0) th += 2 * mjPI;
+        int k0 = (int)floor(th / (2 * mjPI / r)) % r, k1 = (k0 + 1) % r;
+        // mag (cos th, sin th) = a d_k0 + b d_k1
+        mjtNum x0 = ci->work.cone[2 * k0], y0 = ci->work.cone[2 * k0 + 1];
+        mjtNum x1 = ci->work.cone[2 * k1], y1 = ci->work.cone[2 * k1 + 1];
+        mjtNum det = x0 * y1 - x1 * y0;
+        mjtNum fx = mag * cos(th), fy = mag * sin(th);
+        lambda[c * (1 + r) + 1 + k0] = (fx * y1 - fy * x1) / det;
+        lambda[c * (1 + r) + 1 + k1] = (x0 * fy - y0 * fx) / det;
+      }
+      stick_done = 1;
     }
   }
 

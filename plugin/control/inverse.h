@@ -59,10 +59,15 @@ typedef struct cuspInverse_ {
   mjtNum horizon;      // s
   mjtNum effort;       // eps, relative to the largest diagonal of Ae^T Ae
   int iterations;      // block Gauss-Seidel rounds per step
-  int sticking;        // 1: first the QP with the contacts' last modes held
-  int tree;            // the effectors' kinematic tree
+  int sticking;        // 1: first the QP with the contacts' modes held (last, or all sticking)
+  int stick_all;       // 1: every touching contact is held sticking in that QP
+  mjtNum cone_margin;  // fraction of mu held back in that QP's friction cones
+  mjtNum grip;         // N, least total normal force of the held robot-object contacts in that QP
+  int tree;            // the robot's kinematic tree (the one its actuators act on)
+  int ntree;
+  int* trees;          // (ntree) modelled kinematic trees: the robot's, then the objects'
   int ndof;
-  int* dofs;           // (ndof) ascending: the effectors' kinematic tree
+  int* dofs;           // (ndof) ascending: every dof of the modelled trees
   cuspDynamics dyn;    // equality-condensed dynamics of those dofs (buffers sized at init)
   int warned;
 } cuspInverse;
@@ -71,6 +76,9 @@ extern const cuspControlKey cusp_inverse_keys[];
 
 cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int err_sz);
 void cusp_inverse_free(void* inverse);
+
+// 1 if kinematic tree `tree` is in the controller's model (the robot or an object), else 0
+int cusp_inverse_models_tree(const cuspInverse* inv, int tree);
 
 // Actuator forces u (nact) of one control step at d (positions and velocities computed); fills
 // the report slots in state (CUSP_INVERSE_NSTATE, may be NULL). Scratch from d's arena.
