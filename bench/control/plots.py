@@ -23,7 +23,7 @@ scene from its effectors and targets; a holding scene adds its object with
 make_extra=body_positions("object"), panels=body_position_panels("object").
 
 Usage: CUSP_PLUGIN=build/libcusp.so PYTHONPATH=python .venv/bin/python bench/control/plots.py
-       [avoid_push] [inverse_lean] [inverse_lean_loaded] [--seconds T]
+       [avoid_push] [inverse_lean] [inverse_lean_loaded] [inverse_hold] [--seconds T]
        [--variants cusp,ignore,stock] [--replot]
 The inverse scenes are slower (Euler, h = 1e-4 s: 0.26-0.42 ms per step, so 3-4 s of wall time
 per simulated second and variant on an idle AMD EPYC; several times that under load): --seconds
@@ -498,6 +498,15 @@ def body_position_panels(*bodies):
     return [(f"{b} moved (mm)", f"{b}_moved_m", 1e3, None) for b in bodies]
 
 
+def lower_shelf(release=0.6, speed=0.05):
+    """script for inverse_hold: the shelf (mocap) moves down at `speed` (m/s) from `release` (s),
+    leaving the parcel to the arm's grip"""
+    def script(m, d, t):
+        b = m.body("shelf")
+        d.mocap_pos[b.mocapid[0]] = m.body_pos[b.id] - [0, 0, speed * max(0.0, t - release)]
+    return script
+
+
 # name -> function returning the Scene (built on demand: building reads the scene file)
 SCENES = {
     "avoid_push": avoid_push_scene,
@@ -505,6 +514,9 @@ SCENES = {
                                           seconds=5.0),
     "inverse_lean_loaded": lambda: inverse_scene(
         "inverse_lean_loaded", REPO / "mjcf" / "inverse_lean_loaded.xml", seconds=5.0),
+    "inverse_hold": lambda: inverse_scene(
+        "inverse_hold", REPO / "mjcf" / "inverse_hold.xml", seconds=2.0, script=lower_shelf(),
+        make_extra=body_positions("parcel"), panels=body_position_panels("parcel")),
 }
 
 

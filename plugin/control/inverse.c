@@ -643,170 +643,307 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
       }
       if (akind[i] == 0) av[i] += mju_max(used[arow[i]]->gap, 0) / H;  // close an open gap
     }
-    // W_A (na x na) = A Mh^-1 A^T and Ce_A (ne x na) = Je Mh^-1 A^T
-    mjtNum* WA = mj_stackAllocNum(d, (size_t)na * na);
-    mjtNum* CeA = mj_stackAllocNum(d, (size_t)ne * na);
-    mjtNum wmax = 0;
-    for (int i = 0; i < na; i++) {
-      for (int k = 0; k < na; k++) {
-        WA[i * na + k] = mju_dot(Ar + (size_t)i * nr, AT + (size_t)k * nr, nr);
-      }
-      wmax = mju_max(wmax, WA[i * na + i]);
-    }
-    for (int e = 0; e < ne; e++) {
+    if (inv->ntree == 1) {
+      // the robot alone: its held rows are independent in practice (a few contacts on many dofs),
+      // so the impulses are eliminated, lambda(u) = l0 + L u, and the QP is in u alone
+      // W_A (na x na) + Tikhonov, factor; l0 = -W^-1 av, L = -W^-1 G_A
+      mjtNum* WA = mj_stackAllocNum(d, (size_t)na * na);
+      mjtNum wmax = 0;
       for (int i = 0; i < na; i++) {
-        CeA[e * na + i] = mju_dot(Jr + (size_t)e * nr, AT + (size_t)i * nr, nr);
-      }
-    }
-    // the QP in (u, lambda) with the held rows as equalities (lambda unknowns: a held object's
-    // rows are many more than its dofs, W_A is singular and lambda = -W_A^-1 (...) does not
-    // exist), as the monotone box LCP of its KKT conditions, z = (u, lambda, nu, kappa):
-    //   F_u      = Q u + Ae^T CeA lambda + G_A^T nu + Ae^T (Je v0 - vdes)        u in its box
-    //   F_lambda = CeA^T Ae u + (CeA^T CeA + dl) lambda + W_A nu - C^T kappa + CeA^T (Je v0 - vdes)
-    //   F_nu     = -(G_A u + W_A lambda + av) + dn nu = 0   (the held rows do not move)
-    //   F_kappa  = C lambda - c >= 0   (normals, friction pyramids, the grip)
-    int grip_row = 0;
-    for (int i = 0; i < na && inv->grip > 0; i++) {
-      grip_row |= akind[i] == 0 && is_grasp(inv, m, used[arow[i]]);
-    }
-    int nk = ncon + grip_row, ul = nu, un = nu + na, uk = nu + 2 * na;
-    int n2 = nu + 2 * na + nk;
-    mjtNum* M2 = mj_stackAllocNum(d, (size_t)n2 * n2);
-    mjtNum* q2 = mj_stackAllocNum(d, n2);
-    mjtNum* lo2 = mj_stackAllocNum(d, n2);
-    mjtNum* hi2 = mj_stackAllocNum(d, n2);
-    mjtNum* z2 = mj_stackAllocNum(d, n2);
-    mju_zero(M2, (size_t)n2 * n2);
-  #define AT2(i, j) M2[(i) + (size_t)(j) * n2]
-    mjtNum qdiag = 0, ldiag = 0;
-    for (int a = 0; a < nu; a++) {
-      for (int b = 0; b < nu; b++) {
-        mjtNum v = 0;
-        for (int e = 0; e < ne; e++) v += Ae[e * nu + a] * Ae[e * nu + b];
-        AT2(a, b) = v;
-      }
-      qdiag = mju_max(qdiag, AT2(a, a));
-      for (int i = 0; i < na; i++) {
-        mjtNum v = 0;
-        for (int e = 0; e < ne; e++) v += Ae[e * nu + a] * CeA[e * na + i];
-        AT2(a, ul + i) = AT2(ul + i, a) = v;
-        AT2(a, un + i) = aG[(size_t)i * nu + a];
-        AT2(un + i, a) = -aG[(size_t)i * nu + a];
-      }
-      mjtNum v = 0;
-      for (int e = 0; e < ne; e++) v += Ae[e * nu + a] * (rowv[e] - vdes[e]);
-      q2[a] = v;
-      lo2[a] = inv->lo[a];
-      hi2[a] = inv->hi[a];
-    }
-    for (int a = 0; a < nu; a++) AT2(a, a) += inv->effort * (qdiag > 0 ? qdiag : 1);
-    for (int i = 0; i < na; i++) {
-      for (int k = 0; k < na; k++) {
-        mjtNum v = 0;
-        for (int e = 0; e < ne; e++) v += CeA[e * na + i] * CeA[e * na + k];
-        AT2(ul + i, ul + k) = v;
-        AT2(ul + i, un + k) = WA[i * na + k];
-        AT2(un + i, ul + k) = -WA[i * na + k];
-      }
-      ldiag = mju_max(ldiag, AT2(ul + i, ul + i));
-      mjtNum v = 0;
-      for (int e = 0; e < ne; e++) v += CeA[e * na + i] * (rowv[e] - vdes[e]);
-      q2[ul + i] = v;
-      q2[un + i] = -av[i];
-      lo2[ul + i] = lo2[un + i] = -INFINITY;
-      hi2[ul + i] = hi2[un + i] = INFINITY;
-    }
-    // regularisation: lambda (the least impulses among those that hold), nu (redundant rows)
-    mjtNum dl = 1e-9 * (ldiag + wmax * wmax > 0 ? ldiag + wmax * wmax : 1);
-    for (int i = 0; i < na; i++) {
-      AT2(ul + i, ul + i) += dl;
-      AT2(un + i, un + i) += 1e-9;
-    }
-    // constraint rows on lambda: per held contact n >= 0, and if sticking the pyramid
-    // mu n -+ t >= 0, mu n -+ o >= 0 (mu held back by cone_margin); then the grip
-    int k = 0;
-    for (int i = 0; i < na; i++) {
-      if (akind[i] != 0) continue;  // one group per contact, starting at its normal row
-      int stick = i + 2 < na && arow[i + 1] == arow[i] && akind[i + 1] == 1;
-      mjtNum mu = used[arow[i]]->mu * (1 - inv->cone_margin);
-      for (int g = 0; g < (stick ? 5 : 1); g++) {
-        mjtNum cn = g == 0 ? 1 : mu, ct = g == 1 ? -1 : g == 2 ? 1 : 0;
-        mjtNum co = g == 3 ? -1 : g == 4 ? 1 : 0;
-        int row = uk + k;
-        AT2(row, ul + i) = cn;
-        AT2(ul + i, row) = -cn;
-        if (stick) {
-          AT2(row, ul + i + 1) = ct;
-          AT2(ul + i + 1, row) = -ct;
-          AT2(row, ul + i + 2) = co;
-          AT2(ul + i + 2, row) = -co;
+        for (int k = 0; k < na; k++) {
+          WA[i * na + k] = mju_dot(Ar + (size_t)i * nr, AT + (size_t)k * nr, nr);
         }
-        q2[row] = 0;
+        wmax = mju_max(wmax, WA[i * na + i]);
+      }
+      for (int i = 0; i < na; i++) WA[i * na + i] += 1e-9 * wmax;
+      mjtNum* l0 = mj_stackAllocNum(d, na);
+      mjtNum* L = mj_stackAllocNum(d, (size_t)na * nu);  // column a at L[a * na]
+      mjtNum* col = mj_stackAllocNum(d, na);
+      if (mju_cholFactor(WA, na, mjMINVAL) == na) {
+        mju_scl(col, av, -1, na);
+        mju_cholSolve(l0, WA, col, na);
+        for (int a = 0; a < nu; a++) {
+          for (int i = 0; i < na; i++) col[i] = -aG[(size_t)i * nu + a];
+          mju_cholSolve(L + (size_t)a * na, WA, col, na);
+        }
+        // effector: Je v = rowv + Ae u + Ce_A lambda(u); Ce_A row i = Je Mh^-1 A_i^T
+        mjtNum* At_ = mj_stackAllocNum(d, (size_t)ne * nu);  // effective Ae
+        mjtNum* rt = mj_stackAllocNum(d, ne);                 // effective rowv - vdes
+        for (int e = 0; e < ne; e++) {
+          mjtNum* ce = col;  // reuse: Ce_A row e (na)
+          for (int i = 0; i < na; i++) {
+            ce[i] = mju_dot(Jr + (size_t)e * nr, AT + (size_t)i * nr, nr);
+          }
+          rt[e] = rowv[e] - vdes[e] + mju_dot(ce, l0, na);
+          for (int a = 0; a < nu; a++) {
+            At_[e * nu + a] = Ae[e * nu + a] + mju_dot(ce, L + (size_t)a * na, na);
+          }
+        }
+        // inequality rows on lambda: C (ncon x na) applied to l0 and L
+        int n2 = nu + ncon;
+        mjtNum* M2 = mj_stackAllocNum(d, (size_t)n2 * n2);
+        mjtNum* q2 = mj_stackAllocNum(d, n2);
+        mjtNum* lo2 = mj_stackAllocNum(d, n2);
+        mjtNum* hi2 = mj_stackAllocNum(d, n2);
+        mjtNum* z2 = mj_stackAllocNum(d, n2);
+        mju_zero(M2, (size_t)n2 * n2);
+        mjtNum qdiag = 0;
+        for (int a = 0; a < nu; a++) {
+          for (int b = 0; b < nu; b++) {
+            mjtNum v = 0;
+            for (int e = 0; e < ne; e++) v += At_[e * nu + a] * At_[e * nu + b];
+            M2[a + (size_t)b * n2] = v;
+          }
+          qdiag = mju_max(qdiag, M2[a + (size_t)a * n2]);
+          mjtNum v = 0;
+          for (int e = 0; e < ne; e++) v += At_[e * nu + a] * rt[e];
+          q2[a] = v;
+          lo2[a] = inv->lo[a];
+          hi2[a] = inv->hi[a];
+        }
+        mjtNum eps2 = inv->effort * (qdiag > 0 ? qdiag : 1);
+        for (int a = 0; a < nu; a++) M2[a + (size_t)a * n2] += eps2;
+        // constraint k: sum_i coef_i lambda_i >= 0 over the contact's rows
+        int k = 0;
+        for (int i = 0; i < na; i++) {
+          if (akind[i] != 0) continue;  // one group per contact, starting at its normal row
+          int stick = i + 2 < na && arow[i + 1] == arow[i] && akind[i + 1] == 1;
+          mjtNum mu = used[arow[i]]->mu * (1 - inv->cone_margin);  // the cone held back
+          // rows: n; mu n - t; mu n + t; mu n - o; mu n + o
+          for (int g = 0; g < (stick ? 5 : 1); g++) {
+            mjtNum cn = g == 0 ? 1 : mu, ct = 0, co = 0;
+            if (g == 1) ct = -1;
+            if (g == 2) ct = 1;
+            if (g == 3) co = -1;
+            if (g == 4) co = 1;
+            int row = nu + k;
+            mjtNum c0 = cn * l0[i] + (stick ? ct * l0[i + 1] + co * l0[i + 2] : 0);
+            q2[row] = c0;
+            for (int a = 0; a < nu; a++) {
+              const mjtNum* La = L + (size_t)a * na;
+              mjtNum v = cn * La[i] + (stick ? ct * La[i + 1] + co * La[i + 2] : 0);
+              M2[row + (size_t)a * n2] = v;    // C L
+              M2[a + (size_t)row * n2] = -v;   // -(C L)^T
+            }
+            lo2[row] = 0;
+            hi2[row] = INFINITY;
+            k++;
+          }
+        }
+        cuspLcpProblem p2 = {n2, M2, n2, q2, lo2, hi2};
+        cuspLcpOptions o2 = cusp_lcp_default_options();
+        o2.tol = 1e-10 * mju_max(range, 1);
+        o2.max_iter = 200;
+        size_t b2 = cusp_lcp_fbnewton_worksize(n2);
+        void* w2 = mj_stackAllocByte(d, b2, sizeof(mjtNum));
+        cuspLcpInfo i2;
+        mju_zero(z2, n2);
+        for (int a = 0; a < nu; a++) z2[a] = mju_clip(0, inv->lo[a], inv->hi[a]);
+        if (cusp_lcp_fbnewton(z2, NULL, &i2, &p2, &o2, w2, b2) == CUSP_LCP_SOLVED) {
+          mju_copy(u, z2, nu);
+          // the impulses, back in the rows' layout of the full model (normal and directions)
+          mju_zero(lambda, nc + 1);
+          for (int i = 0; i < na; i++) {
+            mjtNum li = l0[i];
+            for (int a = 0; a < nu; a++) li += L[(size_t)a * na + i] * u[a];
+            int base = arow[i] * (1 + r);
+            if (akind[i] == 0) lambda[base] = li;
+          }
+          // a friction impulse (t, o) is split over the directions d_k it lies between
+          for (int c = 0; c < ncontact; c++) {
+            int i = -1;
+            for (int q = 0; q < na; q++) {
+              if (arow[q] == c && akind[q] == 1) i = q;
+            }
+            if (i < 0) continue;
+            mjtNum lt = l0[i], lo_ = l0[i + 1];
+            for (int a = 0; a < nu; a++) {
+              lt += L[(size_t)a * na + i] * u[a];
+              lo_ += L[(size_t)a * na + i + 1] * u[a];
+            }
+            mjtNum th = atan2(lo_, lt), mag = mju_sqrt(lt * lt + lo_ * lo_);
+            if (th < 0) th += 2 * mjPI;
+            int k0 = (int)floor(th / (2 * mjPI / r)) % r, k1 = (k0 + 1) % r;
+            // mag (cos th, sin th) = a d_k0 + b d_k1
+            mjtNum x0 = ci->work.cone[2 * k0], y0 = ci->work.cone[2 * k0 + 1];
+            mjtNum x1 = ci->work.cone[2 * k1], y1 = ci->work.cone[2 * k1 + 1];
+            mjtNum det = x0 * y1 - x1 * y0;
+            mjtNum fx = mag * cos(th), fy = mag * sin(th);
+            lambda[c * (1 + r) + 1 + k0] = (fx * y1 - fy * x1) / det;
+            lambda[c * (1 + r) + 1 + k1] = (x0 * fy - y0 * fx) / det;
+          }
+          stick_done = 1;
+        }
+      }
+    } else {
+      // with objects: a held object has more rows than dofs (a face on a wall, the grasp) and
+      // W_A is singular: the impulses stay unknowns
+      // W_A (na x na) = A Mh^-1 A^T and Ce_A (ne x na) = Je Mh^-1 A^T
+      mjtNum* WA = mj_stackAllocNum(d, (size_t)na * na);
+      mjtNum* CeA = mj_stackAllocNum(d, (size_t)ne * na);
+      mjtNum wmax = 0;
+      for (int i = 0; i < na; i++) {
+        for (int k = 0; k < na; k++) {
+          WA[i * na + k] = mju_dot(Ar + (size_t)i * nr, AT + (size_t)k * nr, nr);
+        }
+        wmax = mju_max(wmax, WA[i * na + i]);
+      }
+      for (int e = 0; e < ne; e++) {
+        for (int i = 0; i < na; i++) {
+          CeA[e * na + i] = mju_dot(Jr + (size_t)e * nr, AT + (size_t)i * nr, nr);
+        }
+      }
+      // the QP in (u, lambda) with the held rows as equalities (lambda unknowns: a held object's
+      // rows are many more than its dofs, W_A is singular and lambda = -W_A^-1 (...) does not
+      // exist), as the monotone box LCP of its KKT conditions, z = (u, lambda, nu, kappa):
+      //   F_u      = Q u + Ae^T CeA lambda + G_A^T nu + Ae^T (Je v0 - vdes)        u in its box
+      //   F_lambda = CeA^T Ae u + (CeA^T CeA + dl) lambda + W_A nu - C^T kappa
+      //              + CeA^T (Je v0 - vdes)
+      //   F_nu     = -(G_A u + W_A lambda + av) + dn nu = 0   (the held rows do not move)
+      //   F_kappa  = C lambda - c >= 0   (normals, friction pyramids, the grip)
+      int grip_row = 0;
+      for (int i = 0; i < na && inv->grip > 0; i++) {
+        grip_row |= akind[i] == 0 && is_grasp(inv, m, used[arow[i]]);
+      }
+      int nk = ncon + grip_row, ul = nu, un = nu + na, uk = nu + 2 * na;
+      int n2 = nu + 2 * na + nk;
+      mjtNum* M2 = mj_stackAllocNum(d, (size_t)n2 * n2);
+      mjtNum* q2 = mj_stackAllocNum(d, n2);
+      mjtNum* lo2 = mj_stackAllocNum(d, n2);
+      mjtNum* hi2 = mj_stackAllocNum(d, n2);
+      mjtNum* z2 = mj_stackAllocNum(d, n2);
+      mju_zero(M2, (size_t)n2 * n2);
+    #define AT2(i, j) M2[(i) + (size_t)(j) * n2]
+      mjtNum qdiag = 0, ldiag = 0;
+      for (int a = 0; a < nu; a++) {
+        for (int b = 0; b < nu; b++) {
+          mjtNum v = 0;
+          for (int e = 0; e < ne; e++) v += Ae[e * nu + a] * Ae[e * nu + b];
+          AT2(a, b) = v;
+        }
+        qdiag = mju_max(qdiag, AT2(a, a));
+        for (int i = 0; i < na; i++) {
+          mjtNum v = 0;
+          for (int e = 0; e < ne; e++) v += Ae[e * nu + a] * CeA[e * na + i];
+          AT2(a, ul + i) = AT2(ul + i, a) = v;
+          AT2(a, un + i) = aG[(size_t)i * nu + a];
+          AT2(un + i, a) = -aG[(size_t)i * nu + a];
+        }
+        mjtNum v = 0;
+        for (int e = 0; e < ne; e++) v += Ae[e * nu + a] * (rowv[e] - vdes[e]);
+        q2[a] = v;
+        lo2[a] = inv->lo[a];
+        hi2[a] = inv->hi[a];
+      }
+      for (int a = 0; a < nu; a++) AT2(a, a) += inv->effort * (qdiag > 0 ? qdiag : 1);
+      for (int i = 0; i < na; i++) {
+        for (int k = 0; k < na; k++) {
+          mjtNum v = 0;
+          for (int e = 0; e < ne; e++) v += CeA[e * na + i] * CeA[e * na + k];
+          AT2(ul + i, ul + k) = v;
+          AT2(ul + i, un + k) = WA[i * na + k];
+          AT2(un + i, ul + k) = -WA[i * na + k];
+        }
+        ldiag = mju_max(ldiag, AT2(ul + i, ul + i));
+        mjtNum v = 0;
+        for (int e = 0; e < ne; e++) v += CeA[e * na + i] * (rowv[e] - vdes[e]);
+        q2[ul + i] = v;
+        q2[un + i] = -av[i];
+        lo2[ul + i] = lo2[un + i] = -INFINITY;
+        hi2[ul + i] = hi2[un + i] = INFINITY;
+      }
+      // regularisation: lambda (the least impulses among those that hold), nu (redundant rows)
+      mjtNum dl = 1e-9 * (ldiag + wmax * wmax > 0 ? ldiag + wmax * wmax : 1);
+      for (int i = 0; i < na; i++) {
+        AT2(ul + i, ul + i) += dl;
+        AT2(un + i, un + i) += 1e-9;
+      }
+      // constraint rows on lambda: per held contact n >= 0, and if sticking the pyramid
+      // mu n -+ t >= 0, mu n -+ o >= 0 (mu held back by cone_margin); then the grip
+      int k = 0;
+      for (int i = 0; i < na; i++) {
+        if (akind[i] != 0) continue;  // one group per contact, starting at its normal row
+        int stick = i + 2 < na && arow[i + 1] == arow[i] && akind[i + 1] == 1;
+        mjtNum mu = used[arow[i]]->mu * (1 - inv->cone_margin);
+        for (int g = 0; g < (stick ? 5 : 1); g++) {
+          mjtNum cn = g == 0 ? 1 : mu, ct = g == 1 ? -1 : g == 2 ? 1 : 0;
+          mjtNum co = g == 3 ? -1 : g == 4 ? 1 : 0;
+          int row = uk + k;
+          AT2(row, ul + i) = cn;
+          AT2(ul + i, row) = -cn;
+          if (stick) {
+            AT2(row, ul + i + 1) = ct;
+            AT2(ul + i + 1, row) = -ct;
+            AT2(row, ul + i + 2) = co;
+            AT2(ul + i + 2, row) = -co;
+          }
+          q2[row] = 0;
+          lo2[row] = 0;
+          hi2[row] = INFINITY;
+          k++;
+        }
+      }
+      if (grip_row) {
+        int row = uk + k;
+        for (int i = 0; i < na; i++) {
+          if (akind[i] != 0 || !is_grasp(inv, m, used[arow[i]])) continue;
+          AT2(row, ul + i) = 1;
+          AT2(ul + i, row) = -1;
+        }
+        q2[row] = -inv->grip * H;
         lo2[row] = 0;
         hi2[row] = INFINITY;
-        k++;
       }
-    }
-    if (grip_row) {
-      int row = uk + k;
-      for (int i = 0; i < na; i++) {
-        if (akind[i] != 0 || !is_grasp(inv, m, used[arow[i]])) continue;
-        AT2(row, ul + i) = 1;
-        AT2(ul + i, row) = -1;
+    #undef AT2
+      // Ruiz equilibration (condition.h, stage 2): actuation, impulse and velocity rows differ by
+      // orders of magnitude; the scaled unknowns z / dc keep scaled boxes
+      mjtNum* dr2 = mj_stackAllocNum(d, n2);
+      mjtNum* dc2 = mj_stackAllocNum(d, n2);
+      mjtNum* rs2 = mj_stackAllocNum(d, 2 * n2);
+      cusp_ruiz(M2, q2, dr2, dc2, n2, n2, 5, rs2);
+      for (int i = 0; i < n2; i++) {
+        lo2[i] /= dc2[i];
+        hi2[i] /= dc2[i];
       }
-      q2[row] = -inv->grip * H;
-      lo2[row] = 0;
-      hi2[row] = INFINITY;
-    }
-  #undef AT2
-    // Ruiz equilibration (condition.h, stage 2): actuation, impulse and velocity rows differ by
-    // orders of magnitude; the scaled unknowns z / dc keep scaled boxes
-    mjtNum* dr2 = mj_stackAllocNum(d, n2);
-    mjtNum* dc2 = mj_stackAllocNum(d, n2);
-    mjtNum* rs2 = mj_stackAllocNum(d, 2 * n2);
-    cusp_ruiz(M2, q2, dr2, dc2, n2, n2, 5, rs2);
-    for (int i = 0; i < n2; i++) {
-      lo2[i] /= dc2[i];
-      hi2[i] /= dc2[i];
-    }
-    cuspLcpProblem p2 = {n2, M2, n2, q2, lo2, hi2};
-    cuspLcpOptions o2 = cusp_lcp_default_options();
-    o2.tol = 1e-10;
-    o2.max_iter = 200;
-    size_t b2 = cusp_lcp_fbnewton_worksize(n2);
-    void* w2 = mj_stackAllocByte(d, b2, sizeof(mjtNum));
-    cuspLcpInfo i2;
-    mju_zero(z2, n2);
-    for (int a = 0; a < nu; a++) z2[a] = mju_clip(0, lo2[a], hi2[a]);
-    if (cusp_lcp_fbnewton(z2, NULL, &i2, &p2, &o2, w2, b2) == CUSP_LCP_SOLVED) {
-      for (int i = 0; i < n2; i++) z2[i] *= dc2[i];
-      mju_copy(u, z2, nu);
-      const mjtNum* la = z2 + ul;  // the held rows' impulses
-      // the impulses, back in the rows' layout of the full model (normal and directions)
-      mju_zero(lambda, nc + 1);
-      for (int i = 0; i < na; i++) {
-        if (akind[i] == 0) lambda[arow[i] * (1 + r)] = la[i];
-      }
-      // a friction impulse (t, o) is split over the directions d_k it lies between
-      for (int c = 0; c < ncontact; c++) {
-        int i = -1;
-        for (int q = 0; q < na; q++) {
-          if (arow[q] == c && akind[q] == 1) i = q;
+      cuspLcpProblem p2 = {n2, M2, n2, q2, lo2, hi2};
+      cuspLcpOptions o2 = cusp_lcp_default_options();
+      o2.tol = 1e-10;
+      o2.max_iter = 200;
+      size_t b2 = cusp_lcp_fbnewton_worksize(n2);
+      void* w2 = mj_stackAllocByte(d, b2, sizeof(mjtNum));
+      cuspLcpInfo i2;
+      mju_zero(z2, n2);
+      for (int a = 0; a < nu; a++) z2[a] = mju_clip(0, lo2[a], hi2[a]);
+      if (cusp_lcp_fbnewton(z2, NULL, &i2, &p2, &o2, w2, b2) == CUSP_LCP_SOLVED) {
+        for (int i = 0; i < n2; i++) z2[i] *= dc2[i];
+        mju_copy(u, z2, nu);
+        const mjtNum* la = z2 + ul;  // the held rows' impulses
+        // the impulses, back in the rows' layout of the full model (normal and directions)
+        mju_zero(lambda, nc + 1);
+        for (int i = 0; i < na; i++) {
+          if (akind[i] == 0) lambda[arow[i] * (1 + r)] = la[i];
         }
-        if (i < 0) continue;
-        mjtNum lt = la[i], lo_ = la[i + 1];
-        mjtNum th = atan2(lo_, lt), mag = mju_sqrt(lt * lt + lo_ * lo_);
-        if (th < 0) th += 2 * mjPI;
-        int k0 = (int)floor(th / (2 * mjPI / r)) % r, k1 = (k0 + 1) % r;
-        // mag (cos th, sin th) = a d_k0 + b d_k1
-        mjtNum x0 = ci->work.cone[2 * k0], y0 = ci->work.cone[2 * k0 + 1];
-        mjtNum x1 = ci->work.cone[2 * k1], y1 = ci->work.cone[2 * k1 + 1];
-        mjtNum det = x0 * y1 - x1 * y0;
-        mjtNum fx = mag * cos(th), fy = mag * sin(th);
-        lambda[c * (1 + r) + 1 + k0] = (fx * y1 - fy * x1) / det;
-        lambda[c * (1 + r) + 1 + k1] = (x0 * fy - y0 * fx) / det;
+        // a friction impulse (t, o) is split over the directions d_k it lies between
+        for (int c = 0; c < ncontact; c++) {
+          int i = -1;
+          for (int q = 0; q < na; q++) {
+            if (arow[q] == c && akind[q] == 1) i = q;
+          }
+          if (i < 0) continue;
+          mjtNum lt = la[i], lo_ = la[i + 1];
+          mjtNum th = atan2(lo_, lt), mag = mju_sqrt(lt * lt + lo_ * lo_);
+          if (th < 0) th += 2 * mjPI;
+          int k0 = (int)floor(th / (2 * mjPI / r)) % r, k1 = (k0 + 1) % r;
+          // mag (cos th, sin th) = a d_k0 + b d_k1
+          mjtNum x0 = ci->work.cone[2 * k0], y0 = ci->work.cone[2 * k0 + 1];
+          mjtNum x1 = ci->work.cone[2 * k1], y1 = ci->work.cone[2 * k1 + 1];
+          mjtNum det = x0 * y1 - x1 * y0;
+          mjtNum fx = mag * cos(th), fy = mag * sin(th);
+          lambda[c * (1 + r) + 1 + k0] = (fx * y1 - fy * x1) / det;
+          lambda[c * (1 + r) + 1 + k1] = (x0 * fy - y0 * fx) / det;
+        }
+        stick_done = 1;
       }
-      stick_done = 1;
     }
   }
 
