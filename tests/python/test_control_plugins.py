@@ -203,6 +203,12 @@ def lean_xml(**config):
     ("effectors", "arm_disk21_c0 nosuch", "no site named 'nosuch'"),
     ("horizon", "0", "out of range"),
     ("contact", "maybe", "expected one of"),
+    ("objects", "mount", "is static"),
+    ("objects", "arm_disk3", "shares a kinematic tree"),
+    ("objects", "nosuch", "no body named 'nosuch'"),
+    ("grip", "-1", "out of range"),
+    ("cone_margin", "1", "out of range"),
+    ("sticking", "sometimes", "expected one of"),
 ])
 def test_inverse_bad_config_names_key_and_value(key, value, expect):
     cusp.load()
