@@ -34,9 +34,10 @@ def interval_function(sm, kinematic: bool) -> ca.Function:
     z = (state k, state k+1, f_k, beta_k, gamma_k, u_k, f_{k-1}) and parameters
     p = (smoothing weight, target quaternion (4), vec M(l_{k+1})): constraints c = (dynamics
     residuals; the complementarity pairs a, b and their products a * b of CUSP (19)) and the
-    running cost of CUSP (20) times h. In the dynamic stage the inertia M(l_{k+1}) is a parameter, set from the
-    current estimate of l_{k+1} and updated between solves (the lagged mass matrix). The
-    target is a parameter so that one compiled function serves every axis of a scene."""
+    running cost of CUSP (20) times h. In the dynamic stage the inertia M(l_{k+1}) is a
+    parameter, set from the current estimate of l_{k+1} and updated between solves (the lagged
+    mass matrix). The target is a parameter so that one compiled function serves every axis of
+    a scene."""
     arm, task, h = sm.arm, sm.task, sm.h
     n, d, ns = arm.n, task.directions, state_size(arm.n)
     z = ca.SX.sym("z", 2 * ns + 2 + d + n + 1)
