@@ -187,6 +187,78 @@ def test_planner_dynamics_agree_with_mujoco_step_by_step():
     assert worst_nograv > 1e-3, worst_nograv
 
 
+# ---- the stage-wise NLP's derivatives ----------------------------------------------------------
+
+def _small_stage(compile):
+    from cusp.plan import sphere, stages
+
+    task = sphere.SphereTask(axis="y", steps=3, horizon=0.3, compile=compile)
+    sm = sphere.SphereModel(task)
+    return sm, stages.Stage(sm, kinematic=False, compile=compile)
+
+
+def test_assembled_gradient_and_jacobian_equal_casadis_own():
+    """The objective's gradient and the constraints' Jacobian assembled from one interval's
+    derivatives (plan/stagewise.py) equal CasADi's AD of the whole transcription at a random
+    point: same arithmetic up to summation order, 1e-12 relative to the largest entry."""
+    sm, st = _small_stage(compile=False)
+    nlp = st.nlp
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=st.lay.nx) * 0.05
+    L = np.tile(st.rest[:, None], (1, sm.task.steps + 1))
+    p = st.params(L)
+    X, P = nlp.nlp["x"], nlp.nlp["p"]
+    own_grad = ca.Function("g", [X, P], [ca.gradient(nlp.nlp["f"], X)])(x, p).full()
+    own_jac = ca.Function("j", [X, P], [ca.jacobian(nlp.nlp["g"], X)])(x, p).full()
+    f, grad = nlp.grad_f(x, p)
+    jac = nlp.jac_g(x, p)[1].full()
+    assert np.max(np.abs(grad.full() - own_grad)) <= 1e-12 * np.max(np.abs(own_grad))
+    assert np.max(np.abs(jac - own_jac)) <= 1e-12 * np.max(np.abs(own_jac))
+    assert float(f) == pytest.approx(float(nlp.functions["f"](x, p)), rel=1e-14)
+
+
+def test_compiled_interval_derivatives_equal_sx(tmp_path, monkeypatch):
+    """An interval's gradient and constraint Jacobian compiled by the C compiler (plan/
+    compiled.py) give the SX virtual machine's numbers (same expression graph, no fast-math:
+    agreement to rounding, 1e-12 relative to the largest entry); a second request is served
+    from the cache without compiling."""
+    from cusp.plan import compiled
+
+    if compiled.compiler() is None:
+        pytest.skip("no C compiler")
+    monkeypatch.setenv("CUSP_PLAN_CACHE", str(tmp_path))
+    sm, st = _small_stage(compile=False)
+    from cusp.plan import stages
+
+    interval = stages.interval_function(sm, kinematic=False)
+    z = ca.SX.sym("z", interval.size1_in(0))
+    p = ca.SX.sym("p", interval.size1_in(1))
+    c, cost = interval(z, p)
+    rng = np.random.default_rng(5)
+    zv, pv = rng.normal(size=z.numel()) * 0.05, rng.normal(size=p.numel())
+    for fn in (ca.Function("interval_grad", [z, p], [ca.gradient(cost, z)]),
+               ca.Function("interval_jac", [z, p], [ca.vertcat(*ca.jacobian(c, z).nonzeros())])):
+        built = compiled.compile_function(fn)
+        a, b = fn(zv, pv).full(), built(zv, pv).full()
+        assert np.max(np.abs(a - b)) <= 1e-12 * np.max(np.abs(a)), fn.name()
+    files = sorted(tmp_path.iterdir())
+    assert len(files) == 2
+    stamp = [f.stat().st_mtime_ns for f in files]
+    compiled.compile_function(ca.Function("interval_grad", [z, p], [ca.gradient(cost, z)]))
+    assert [f.stat().st_mtime_ns for f in sorted(tmp_path.iterdir())] == stamp
+
+
+def test_compile_without_compiler_is_one_line(monkeypatch):
+    from cusp.plan import compiled
+
+    monkeypatch.setenv("CC", "no-such-compiler")
+    monkeypatch.setenv("PATH", "/nonexistent")
+    x = ca.SX.sym("x")
+    with pytest.raises(PlanError) as err:
+        compiled.compile_function(ca.Function("square", [x], [x * x]))
+    assert "compile = True" in str(err.value) and "\n" not in str(err.value)
+
+
 # ---- bad task input ------------------------------------------------------------------------------
 
 def test_infeasible_horizon_is_reported_not_hung():
@@ -240,7 +312,10 @@ def test_small_sphere_plan_and_replay(tmp_path):
 
     import cusp.plan
 
-    task = cusp.plan.SphereTask(axis="x", steps=4, horizon=0.4, angle_deg=10.0, max_seconds=60)
+    # compile=False: the SX virtual machine (the compiled derivatives are the same functions,
+    # test_compiled_interval_derivatives_equal_sx; compiling them takes a minute)
+    task = cusp.plan.SphereTask(axis="x", steps=4, horizon=0.4, angle_deg=10.0, max_seconds=60,
+                                compile=False)
     summary = cusp.plan.plan_and_replay(task, tmp_path)
     for stage in summary["stages"]:
         assert stage["success"], stage

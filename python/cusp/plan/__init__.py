@@ -18,7 +18,13 @@ Command line: ``python -m cusp plan --axis x --out results/plan_x`` (README.md).
 from __future__ import annotations
 
 import json
+import os
 import pathlib
+
+# IPOPT's linear solver (MUMPS) calls CasADi's bundled OpenBLAS, whose worker threads spin on
+# KKT systems this small: on a shared 2-core machine one thread halves the wall time. Read when
+# CasADi loads the library, i.e. only if cusp.plan is imported before casadi.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from cusp.plan.mpcc import SCHOLTES_EPS, PlanError, StageReport  # noqa: F401
 from cusp.plan.sphere import Plan, SphereTask, plan  # noqa: F401

@@ -59,6 +59,7 @@ class SphereTask:
     kinematic_speed_max: float = 0.2   # bound on chamber rates in the kinematic stage (m/s)
     max_seconds: float = 300.0     # wall-time limit of each stage's IPOPT run (s)
     max_iter: int = 3000
+    compile: bool = True           # interval derivatives compiled by the C compiler (cached)
 
     def validate(self) -> np.ndarray:
         """The unit rotation axis; raises PlanError naming a bad value."""
@@ -320,7 +321,9 @@ def exact_residual(sm: SphereModel, sol: dict) -> float:
     return worst
 
 
-HOMOTOPY = (1e-3, 1e-5)   # Scholtes relaxations solved before eps (each warm-starts the next)
+# Scholtes relaxations solved before eps, each warm-starting the next, with IPOPT's tol for
+# each (loose: they only lead to the final solve at eps)
+HOMOTOPY = ((1e-3, 1e-4), (1e-5, 1e-5))
 MASS_UPDATES = 3          # dynamic-stage re-solves with M updated at the new l
 
 
@@ -340,7 +343,7 @@ def plan(task: SphereTask | None = None, progress=None) -> Plan:
     say = progress or (lambda text: None)
     N, d, n = task.steps, task.directions, sm.arm.n
     # stage 1: kinematic arm, dynamic sphere
-    kin_stage = stages.Stage(sm, kinematic=True)
+    kin_stage = stages.Stage(sm, kinematic=True, compile=task.compile)
     lay = kin_stage.lay
     q_guess, w_guess = _slerp_guess(sm)
     x0 = lay.pack(np.tile(kin_stage.rest[:, None], (1, N + 1)), np.zeros((n, N + 1)),
@@ -355,7 +358,7 @@ def plan(task: SphereTask | None = None, progress=None) -> Plan:
     # stage 2: the dynamic MPCC from the kinematic plan, inputs by inverse dynamics
     t1 = time.perf_counter()
     kin["U"] = inverse_dynamics_inputs(sm, kin)
-    dyn_stage = stages.Stage(sm, kinematic=False)
+    dyn_stage = stages.Stage(sm, kinematic=False, compile=task.compile)
     x = lay.pack(**{k: kin[k] for k in ("L", "V", "Q", "W", "FN", "B", "G", "U")})
     iterations, warm, sol = 0, None, kin
     for update in range(MASS_UPDATES + 1):

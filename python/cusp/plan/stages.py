@@ -26,23 +26,28 @@ def jquat(q, target):
     return 1 - ca.dot(q, ca.DM(target)) ** 2
 
 
+NPAR_HEAD = 5   # interval parameters before vec M: smoothing weight, target quaternion
+
+
 def interval_function(sm, kinematic: bool) -> ca.Function:
     """Everything of interval k as one SX function of that interval's variables
     z = (state k, state k+1, f_k, beta_k, gamma_k, u_k, f_{k-1}) and parameters
-    p = (smoothing weight, vec M(l_{k+1})): constraints c = (dynamics residuals; the
-    complementarity pairs a, b and their products a * b of CUSP (19)) and the running cost of
-    CUSP (20) times h. In the dynamic stage the inertia M(l_{k+1}) is a parameter, set from the
-    current estimate of l_{k+1} and updated between solves (the lagged mass matrix)."""
+    p = (smoothing weight, target quaternion (4), vec M(l_{k+1})): constraints c = (dynamics
+    residuals; the complementarity pairs a, b and their products a * b of CUSP (19)) and the
+    running cost of CUSP (20) times h. In the dynamic stage the inertia M(l_{k+1}) is a
+    parameter, set from the current estimate of l_{k+1} and updated between solves (the lagged
+    mass matrix). The target is a parameter so that one compiled function serves every axis of
+    a scene."""
     arm, task, h = sm.arm, sm.task, sm.h
     n, d, ns = arm.n, task.directions, state_size(arm.n)
     z = ca.SX.sym("z", 2 * ns + 2 + d + n + 1)
-    p = ca.SX.sym("p", 1 + n * n)
+    p = ca.SX.sym("p", NPAR_HEAD + n * n)
     l0, v0, q0, w0 = _split_state(z[:ns], n)
     l1, v1, q1, w1 = _split_state(z[ns:2 * ns], n)
     rest = z[2 * ns:]
     fn, beta, gam = rest[0], rest[1:1 + d], rest[1 + d]
     u, fprev = rest[2 + d:2 + d + n], rest[2 + d + n]
-    smooth, mass = p[0], ca.reshape(p[1:], n, n)
+    smooth, target, mass = p[0], p[1:5], ca.reshape(p[NPAR_HEAD:], n, n)
     gap, slip, gen, torque = sm.contact(l1, v1, w1, fn, beta)[:4]
     eq = [l1 - l0 - h * v1,
           sm.sphere_residual(w0, w1, torque),
@@ -52,7 +57,7 @@ def interval_function(sm, kinematic: bool) -> ca.Function:
                                           arm.gravity(l1) + gen))
     a = ca.vertcat(gap, task.mu * fn - ca.sum1(beta), beta)
     b = ca.vertcat(fn, gam, slip + gam)
-    run = (10 * jquat(q1, sm.target) - 1e-3 * fn + smooth * 0.2 * (fn - fprev) ** 2
+    run = (10 * (1 - ca.dot(q1, target) ** 2) - 1e-3 * fn + smooth * 0.2 * (fn - fprev) ** 2
            + 1e-3 * ca.sumsqr(v1 - v0) + 1e-3 * ca.sumsqr(w1 - w0)
            + 10 * (ca.sumsqr(q1) - 1) ** 2)
     if not kinematic:
@@ -106,10 +111,13 @@ def masses(sm, L: np.ndarray) -> np.ndarray:
                       for k in range(L.shape[1] - 1)])
 
 
+FINAL_TOL = 1e-6   # IPOPT's tol (scaled KKT error) of the solve at the task's eps
+
+
 class Stage:
     """One stage's NLP (kinematic or dynamic) over the task's horizon, with its bounds."""
 
-    def __init__(self, sm, kinematic: bool):
+    def __init__(self, sm, kinematic: bool, compile: bool = False):
         task, arm = sm.task, sm.arm
         n, N, d = arm.n, task.steps, task.directions
         self.sm, self.kinematic = sm, kinematic
@@ -118,7 +126,8 @@ class Stage:
         y = ca.SX.sym("y", 4)
         terminal = ca.Function("terminal", [y], [100 * jquat(y, sm.target)])
         qN = lay.state(N)[2 * n:2 * n + 4]
-        self.nlp = StagewiseNLP(interval, lay.index(), lay.nx, 1 + n * n, terminal, qN)
+        self.nlp = StagewiseNLP(interval, lay.index(), lay.nx, NPAR_HEAD + n * n, terminal, qN,
+                                compile=compile)
         self.rest = arm.rest()
         lbx, ubx = np.full(lay.nx, -np.inf), np.full(lay.nx, np.inf)
         s0 = np.concatenate([self.rest, np.zeros(n), [1, 0, 0, 0], np.zeros(3)])
@@ -153,28 +162,33 @@ class Stage:
 
     def params(self, L) -> np.ndarray:
         n, N = self.sm.arm.n, self.sm.task.steps
-        P = np.zeros((1 + n * n, N))
+        P = np.zeros((NPAR_HEAD + n * n, N))
         P[0, 1:] = 1.0                                  # no force-smoothing term at k = 0
+        P[1:5] = np.asarray(self.sm.target)[:, None]
         if not self.kinematic:
-            P[1:] = masses(self.sm, L)
+            P[NPAR_HEAD:] = masses(self.sm, L)
         return P.reshape(-1, order="F")
 
     def solve(self, name, x0, L_for_mass, homotopy=(), warm_from=None, max_iter=3000,
-              max_seconds=300.0, tol=1e-8):
-        """IPOPT runs for the relaxations in homotopy (those larger than eps) then eps, each
-        from the previous one's primal-dual point. Returns (x, (x, lam_x, lam_g), report)."""
+              max_seconds=300.0, tol=FINAL_TOL):
+        """IPOPT runs for the relaxations in homotopy ((eps, tol) pairs, those with eps larger
+        than the task's) then the task's eps at tol, each from the previous one's primal-dual
+        point. The intermediate relaxations only guide the path to the last one: solving them
+        loosely (their tol) saves most of the iterations a tight solve spends polishing a
+        point that is moved on from. Returns (x, (x, lam_x, lam_g), report)."""
         task = self.sm.task
-        schedule = [e for e in homotopy if e > task.eps] + [task.eps]
-        ipopt = {"max_iter": max_iter, "max_cpu_time": float(max_seconds),
-                 "max_wall_time": 4.0 * float(max_seconds), "print_level": 0,
-                 "tol": tol, "acceptable_tol": 1e-6, "acceptable_iter": 15,
-                 "mu_strategy": "adaptive", "nlp_scaling_method": "gradient-based",
-                 "sb": "yes"}
+        schedule = [(e, t) for e, t in homotopy if e > task.eps] + [(task.eps, tol)]
+        base = {"max_iter": max_iter, "max_cpu_time": float(max_seconds),
+                "max_wall_time": 4.0 * float(max_seconds), "print_level": 0,
+                "acceptable_tol": 1e-6, "acceptable_iter": 15,
+                "mu_strategy": "adaptive", "nlp_scaling_method": "gradient-based",
+                "sb": "yes"}
         p = self.params(L_for_mass)
         start = time.perf_counter()
         iterations, warm, x = 0, warm_from, x0
-        for eps in schedule:
+        for eps, step_tol in schedule:
             lbg, ubg = self.bounds_g(eps)
+            ipopt = dict(base, tol=step_tol)
             res, stats = self.nlp.solve(x, p, self.lbx, self.ubx, lbg, ubg, ipopt, warm)
             iterations += int(stats.get("iter_count", 0))
             x = np.asarray(res["x"]).ravel()

@@ -14,17 +14,22 @@ Constraint bounds, parameters and starting points change between solves without 
 from __future__ import annotations
 
 import os
+import time
 
 import casadi as ca
 import numpy as np
 
+from cusp.plan.compiled import compile_function
+
 
 class StagewiseNLP:
     """interval: SX Function (z (nz), p (np)) -> (c (nc), cost (1)); index: (nz x N) int table
-    of z_k in x; params: (np x N) values; terminal: SX Function (y) -> cost with y = x[tidx]."""
+    of z_k in x; params: (np x N) values; terminal: SX Function (y) -> cost with y = x[tidx].
+    compile: the interval's function, Jacobian and Hessian compiled to machine code
+    (plan/compiled.py, cached on disk) instead of run by the SX virtual machine."""
 
     def __init__(self, interval: ca.Function, index: np.ndarray, nx: int, npar: int,
-                 terminal: ca.Function, tidx: np.ndarray):
+                 terminal: ca.Function, tidx: np.ndarray, compile: bool = False):
         nz, N = index.shape
         self.nx, self.N, self.index = nx, N, index
         self.nc = interval.size1_out(0)
@@ -35,6 +40,8 @@ class StagewiseNLP:
         hsp = hess.sparsity()
         rows, cols = hsp.get_triplet()
         hnz = ca.Function("interval_hess", [z, p, sigma, lam], [ca.vertcat(*hess.nonzeros())])
+        build = compile_function if compile else (lambda fn: fn)
+        hnz = build(hnz)
         y = ca.SX.sym("y", len(tidx))
         tcost = terminal(y)
         th = ca.hessian(sigma * tcost, y)[0]
@@ -68,9 +75,11 @@ class StagewiseNLP:
         X, P = ca.MX.sym("x", nx), ca.MX.sym("p", npar * N)
         Z = ca.reshape(X[ca.DM(index.reshape(-1, order="F"))], nz, N)
         Pm = ca.reshape(P, npar, N)
+        # (the NLP's own f and g stay SX: CasADi differentiates them once at set-up; IPOPT's
+        # derivatives come from the functions below)
         fmap = interval.map(N)
-        C, cost = fmap(Z, Pm)
-        f = ca.sum2(cost) + terminal(X[ca.DM(tidx)])
+        C, costs = fmap(Z, Pm)
+        f = ca.sum2(costs) + terminal(X[ca.DM(tidx)])
         g = ca.vec(C)
         LF, LG = ca.MX.sym("lam_f"), ca.MX.sym("lam_g", g.numel())
         H = hnz.map(N)(Z, Pm, LF, ca.reshape(LG, self.nc, N))
@@ -83,7 +92,7 @@ class StagewiseNLP:
         jac = ca.jacobian(c, z)
         jrows, jcols = jac.sparsity().get_triplet()
         jrows, jcols = np.asarray(jrows), np.asarray(jcols)
-        jnz = ca.Function("interval_jac", [z, p], [ca.vertcat(*jac.nonzeros())])
+        jnz = build(ca.Function("interval_jac", [z, p], [ca.vertcat(*jac.nonzeros())]))
         nj = len(jrows)
         gr = np.concatenate([k * self.nc + jrows for k in range(N)])
         gc = np.concatenate([index[jcols, k] for k in range(N)])
@@ -97,9 +106,20 @@ class StagewiseNLP:
         jac_g = ca.Function("nlp_jac_g", [X, P],
                             [g, ca.MX(jtarget, ca.mtimes(jassemble, ca.vec(J)))],
                             ["x", "p"], ["g", "jac_g_x"])
+        # the objective's gradient: interval k's gradient scattered to the positions of z_k
+        gnz = build(ca.Function("interval_grad", [z, p], [ca.gradient(cost, z)]))
+        gassemble = ca.DM(ca.Sparsity.triplet(nx, nz * N, index.reshape(-1, order="F").tolist(),
+                                              list(range(nz * N))), 1.0)
+        tgrad = ca.Function("terminal_grad", [y], [ca.gradient(tcost, y)])
+        tscatter = ca.DM(ca.Sparsity.triplet(nx, len(tidx), list(map(int, tidx)),
+                                             list(range(len(tidx)))), 1.0)
+        grad = (ca.mtimes(gassemble, ca.vec(gnz.map(N)(Z, Pm))) +
+                ca.mtimes(tscatter, tgrad(X[ca.DM(tidx)])))
+        grad_f = ca.Function("nlp_grad_f", [X, P], [f, grad], ["x", "p"], ["f", "grad_f_x"])
         self.nlp = {"x": X, "p": P, "f": f, "g": g}
         self.hess_lag = hess_lag
         self.jac_g = jac_g
+        self.grad_f = grad_f
         self.functions = {"f": ca.Function("f", [X, P], [f]), "g": ca.Function("g", [X, P], [g])}
         self._solvers = {}
 
@@ -113,6 +133,7 @@ class StagewiseNLP:
                              "mu_strategy": "monotone"})
             self._solvers[key] = ca.nlpsol("stagewise", "ipopt", self.nlp,
                                            {"hess_lag": self.hess_lag, "jac_g": self.jac_g,
+                                            "grad_f": self.grad_f, "calc_lam_p": False,
                                             "print_time": False,
                                             "ipopt": opts})
         return self._solvers[key]
@@ -124,9 +145,11 @@ class StagewiseNLP:
         args = dict(x0=x0, p=p, lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg)
         if warm_from is not None:
             args.update(x0=warm_from[0], lam_x0=warm_from[1], lam_g0=warm_from[2])
+        start = time.perf_counter()
         res = solver(**args)
         stats = solver.stats()
         if os.environ.get("CUSP_PLAN_DEBUG"):
-            print(f"  ipopt {stats.get('iter_count')} it, " + ", ".join(
+            print(f"  ipopt {stats.get('iter_count')} it, {time.perf_counter() - start:.1f} s, "
+                  f"{stats.get('return_status')}, " + ", ".join(
                 f"{k[7:]} {v:.2f}" for k, v in stats.items() if k.startswith("t_wall")))
         return res, stats
