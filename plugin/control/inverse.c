@@ -281,6 +281,36 @@ static int models_pair(const cuspInverse* inv, const mjModel* m, int b0, int b1)
          (b1 > 0 && cusp_inverse_models_tree(inv, m->body_treeid[b1]));
 }
 
+// The held rows' impulses la (na: per held contact its normal, then t and o if it sticks; arow
+// its contact, akind 0 n, 1 t, 2 o) in the layout of the full model's rows, lambda (per contact the
+// normal, then the r directions d_k = cone[2k] t + cone[2k+1] o): a friction impulse (t, o) is
+// split over the two directions it lies between. Contacts not held get zero.
+static void held_to_rows(mjtNum* lambda, const mjtNum* la, const int* arow, const int* akind,
+                         int na, int ncontact, int r, const mjtNum* cone) {
+  mju_zero(lambda, (size_t)ncontact * (1 + r) + 1);
+  for (int i = 0; i < na; i++) {
+    if (akind[i] == 0) lambda[arow[i] * (1 + r)] = la[i];
+  }
+  for (int c = 0; c < ncontact; c++) {
+    int i = -1;
+    for (int q = 0; q < na; q++) {
+      if (arow[q] == c && akind[q] == 1) i = q;
+    }
+    if (i < 0) continue;
+    mjtNum lt = la[i], lo = la[i + 1];
+    mjtNum th = atan2(lo, lt), mag = mju_sqrt(lt * lt + lo * lo);
+    if (th < 0) th += 2 * mjPI;
+    int k0 = (int)floor(th / (2 * mjPI / r)) % r, k1 = (k0 + 1) % r;
+    // mag (cos th, sin th) = a d_k0 + b d_k1
+    mjtNum x0 = cone[2 * k0], y0 = cone[2 * k0 + 1];
+    mjtNum x1 = cone[2 * k1], y1 = cone[2 * k1 + 1];
+    mjtNum det = x0 * y1 - x1 * y0;
+    mjtNum fx = mag * cos(th), fy = mag * sin(th);
+    lambda[c * (1 + r) + 1 + k0] = (fx * y1 - fy * x1) / det;
+    lambda[c * (1 + r) + 1 + k1] = (x0 * fy - y0 * fx) / det;
+  }
+}
+
 // 1 if a contact is a grasp: between the robot and one of the objects
 static int is_grasp(const cuspInverse* inv, const mjModel* m, const cuspContact* c) {
   int t0 = m->body_treeid[c->body[0]], t1 = c->body[1] > 0 ? m->body_treeid[c->body[1]] : -1;
@@ -741,37 +771,11 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
         for (int a = 0; a < nu; a++) z2[a] = mju_clip(0, inv->lo[a], inv->hi[a]);
         if (cusp_lcp_fbnewton(z2, NULL, &i2, &p2, &o2, w2, b2) == CUSP_LCP_SOLVED) {
           mju_copy(u, z2, nu);
-          // the impulses, back in the rows' layout of the full model (normal and directions)
-          mju_zero(lambda, nc + 1);
-          for (int i = 0; i < na; i++) {
-            mjtNum li = l0[i];
-            for (int a = 0; a < nu; a++) li += L[(size_t)a * na + i] * u[a];
-            int base = arow[i] * (1 + r);
-            if (akind[i] == 0) lambda[base] = li;
+          for (int i = 0; i < na; i++) {  // the held rows' impulses l0 + L u
+            col[i] = l0[i];
+            for (int a = 0; a < nu; a++) col[i] += L[(size_t)a * na + i] * u[a];
           }
-          // a friction impulse (t, o) is split over the directions d_k it lies between
-          for (int c = 0; c < ncontact; c++) {
-            int i = -1;
-            for (int q = 0; q < na; q++) {
-              if (arow[q] == c && akind[q] == 1) i = q;
-            }
-            if (i < 0) continue;
-            mjtNum lt = l0[i], lo_ = l0[i + 1];
-            for (int a = 0; a < nu; a++) {
-              lt += L[(size_t)a * na + i] * u[a];
-              lo_ += L[(size_t)a * na + i + 1] * u[a];
-            }
-            mjtNum th = atan2(lo_, lt), mag = mju_sqrt(lt * lt + lo_ * lo_);
-            if (th < 0) th += 2 * mjPI;
-            int k0 = (int)floor(th / (2 * mjPI / r)) % r, k1 = (k0 + 1) % r;
-            // mag (cos th, sin th) = a d_k0 + b d_k1
-            mjtNum x0 = ci->work.cone[2 * k0], y0 = ci->work.cone[2 * k0 + 1];
-            mjtNum x1 = ci->work.cone[2 * k1], y1 = ci->work.cone[2 * k1 + 1];
-            mjtNum det = x0 * y1 - x1 * y0;
-            mjtNum fx = mag * cos(th), fy = mag * sin(th);
-            lambda[c * (1 + r) + 1 + k0] = (fx * y1 - fy * x1) / det;
-            lambda[c * (1 + r) + 1 + k1] = (x0 * fy - y0 * fx) / det;
-          }
+          held_to_rows(lambda, col, arow, akind, na, ncontact, r, ci->work.cone);
           stick_done = 1;
         }
       }
@@ -917,31 +921,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
       if (cusp_lcp_fbnewton(z2, NULL, &i2, &p2, &o2, w2, b2) == CUSP_LCP_SOLVED) {
         for (int i = 0; i < n2; i++) z2[i] *= dc2[i];
         mju_copy(u, z2, nu);
-        const mjtNum* la = z2 + ul;  // the held rows' impulses
-        // the impulses, back in the rows' layout of the full model (normal and directions)
-        mju_zero(lambda, nc + 1);
-        for (int i = 0; i < na; i++) {
-          if (akind[i] == 0) lambda[arow[i] * (1 + r)] = la[i];
-        }
-        // a friction impulse (t, o) is split over the directions d_k it lies between
-        for (int c = 0; c < ncontact; c++) {
-          int i = -1;
-          for (int q = 0; q < na; q++) {
-            if (arow[q] == c && akind[q] == 1) i = q;
-          }
-          if (i < 0) continue;
-          mjtNum lt = la[i], lo_ = la[i + 1];
-          mjtNum th = atan2(lo_, lt), mag = mju_sqrt(lt * lt + lo_ * lo_);
-          if (th < 0) th += 2 * mjPI;
-          int k0 = (int)floor(th / (2 * mjPI / r)) % r, k1 = (k0 + 1) % r;
-          // mag (cos th, sin th) = a d_k0 + b d_k1
-          mjtNum x0 = ci->work.cone[2 * k0], y0 = ci->work.cone[2 * k0 + 1];
-          mjtNum x1 = ci->work.cone[2 * k1], y1 = ci->work.cone[2 * k1 + 1];
-          mjtNum det = x0 * y1 - x1 * y0;
-          mjtNum fx = mag * cos(th), fy = mag * sin(th);
-          lambda[c * (1 + r) + 1 + k0] = (fx * y1 - fy * x1) / det;
-          lambda[c * (1 + r) + 1 + k1] = (x0 * fy - y0 * fx) / det;
-        }
+        held_to_rows(lambda, z2 + ul, arow, akind, na, ncontact, r, ci->work.cone);
         stick_done = 1;
       }
     }
