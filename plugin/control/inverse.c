@@ -281,6 +281,53 @@ static int models_pair(const cuspInverse* inv, const mjModel* m, int b0, int b1)
          (b1 > 0 && cusp_inverse_models_tree(inv, m->body_treeid[b1]));
 }
 
+// The tracking term's Hessian in the actuation, A^T A + eps I with eps = effort x its largest
+// diagonal (1 if zero), into the leading nu x nu block of the column-major M (leading dimension
+// ld); A (ne x nu, row-major): the effectors' velocity per unit of actuation.
+static void tracking_hessian(mjtNum* M, int ld, const mjtNum* A, int ne, int nu, mjtNum effort) {
+  mjtNum diag = 0;
+  for (int a = 0; a < nu; a++) {
+    for (int b = 0; b < nu; b++) {
+      mjtNum v = 0;
+      for (int e = 0; e < ne; e++) v += A[e * nu + a] * A[e * nu + b];
+      M[a + (size_t)b * ld] = v;
+    }
+    diag = mju_max(diag, M[a + (size_t)a * ld]);
+  }
+  for (int a = 0; a < nu; a++) M[a + (size_t)a * ld] += effort * (diag > 0 ? diag : 1);
+}
+
+// Solve the box LCP (M, q, lo, hi) of n unknowns whose first nu are the actuation: Ruiz
+// equilibration (condition.h, stage 2: actuation, impulse and velocity rows differ by orders of
+// magnitude; the scaled unknowns z / dc keep scaled boxes; M, q, lo, hi are scaled in place),
+// then FB Newton from zero impulses and the actuation nearest zero in its box. On success z
+// holds the unscaled answer. Scratch from d's arena (the caller's mark).
+static cuspLcpStatus solve_scaled_box_lcp(mjtNum* z, mjtNum* M, mjtNum* q, mjtNum* lo, mjtNum* hi,
+                                          int n, int nu, int max_iter, mjData* d) {
+  mjtNum* dr = mj_stackAllocNum(d, n);
+  mjtNum* dc = mj_stackAllocNum(d, n);
+  mjtNum* ruiz_scratch = mj_stackAllocNum(d, 2 * (size_t)n);  // cusp_ruiz: 2 n
+  cusp_ruiz(M, q, dr, dc, n, n, 5, ruiz_scratch);
+  for (int i = 0; i < n; i++) {
+    lo[i] /= dc[i];
+    hi[i] /= dc[i];
+  }
+  cuspLcpProblem prob = {n, M, n, q, lo, hi};
+  cuspLcpOptions opt = cusp_lcp_default_options();
+  opt.tol = 1e-10;
+  opt.max_iter = max_iter;
+  size_t bytes = cusp_lcp_fbnewton_worksize(n);
+  void* work = mj_stackAllocByte(d, bytes, sizeof(mjtNum));
+  cuspLcpInfo info;
+  mju_zero(z, n);
+  for (int a = 0; a < nu; a++) z[a] = mju_clip(0, lo[a], hi[a]);
+  cuspLcpStatus status = cusp_lcp_fbnewton(z, NULL, &info, &prob, &opt, work, bytes);
+  if (status == CUSP_LCP_SOLVED) {
+    for (int i = 0; i < n; i++) z[i] *= dc[i];
+  }
+  return status;
+}
+
 // The held rows' impulses la (na: per held contact its normal, then t and o if it sticks; arow
 // its contact, akind 0 n, 1 t, 2 o) in the layout of the full model's rows, lambda (per contact the
 // normal, then the r directions d_k = cone[2k] t + cone[2k+1] o): a friction impulse (t, o) is
@@ -560,16 +607,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
   mjtNum* Q = mj_stackAllocNum(d, (size_t)nu * nu);
   mjtNum* qu = mj_stackAllocNum(d, nu);
   mjtNum* ue = mj_stackAllocNum(d, ne);  // Ce lambda + Je v_H0 - vdes
-  mjtNum diag = 0;
-  for (int a = 0; a < nu; a++) {
-    for (int b = 0; b < nu; b++) {
-      mjtNum v = 0;
-      for (int i = 0; i < ne; i++) v += Ae[i * nu + a] * Ae[i * nu + b];
-      Q[a + (size_t)b * nu] = v;
-    }
-    if (Q[a + (size_t)a * nu] > diag) diag = Q[a + (size_t)a * nu];
-  }
-  for (int a = 0; a < nu; a++) Q[a + (size_t)a * nu] += inv->effort * (diag > 0 ? diag : 1);
+  tracking_hessian(Q, nu, Ae, ne, nu, inv->effort);
   cuspLcpProblem uprob = {nu, Q, nu, qu, inv->lo, inv->hi};
   cuspLcpOptions uopt = cusp_lcp_default_options();
   mjtNum range = 0;  // N, the largest force range: tolerances relative to it
@@ -717,22 +755,14 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
         mjtNum* hi2 = mj_stackAllocNum(d, n2);
         mjtNum* z2 = mj_stackAllocNum(d, n2);
         mju_zero(M2, (size_t)n2 * n2);
-        mjtNum qdiag = 0;
+        tracking_hessian(M2, n2, At_, ne, nu, inv->effort);
         for (int a = 0; a < nu; a++) {
-          for (int b = 0; b < nu; b++) {
-            mjtNum v = 0;
-            for (int e = 0; e < ne; e++) v += At_[e * nu + a] * At_[e * nu + b];
-            M2[a + (size_t)b * n2] = v;
-          }
-          qdiag = mju_max(qdiag, M2[a + (size_t)a * n2]);
           mjtNum v = 0;
           for (int e = 0; e < ne; e++) v += At_[e * nu + a] * rt[e];
           q2[a] = v;
           lo2[a] = inv->lo[a];
           hi2[a] = inv->hi[a];
         }
-        mjtNum eps2 = inv->effort * (qdiag > 0 ? qdiag : 1);
-        for (int a = 0; a < nu; a++) M2[a + (size_t)a * n2] += eps2;
         // constraint k: sum_i coef_i lambda_i >= 0 over the contact's rows
         int k = 0;
         for (int i = 0; i < na; i++) {
@@ -818,14 +848,9 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
       mjtNum* z2 = mj_stackAllocNum(d, n2);
       mju_zero(M2, (size_t)n2 * n2);
     #define AT2(i, j) M2[(i) + (size_t)(j) * n2]
-      mjtNum qdiag = 0, ldiag = 0;
+      mjtNum ldiag = 0;
+      tracking_hessian(M2, n2, Ae, ne, nu, inv->effort);
       for (int a = 0; a < nu; a++) {
-        for (int b = 0; b < nu; b++) {
-          mjtNum v = 0;
-          for (int e = 0; e < ne; e++) v += Ae[e * nu + a] * Ae[e * nu + b];
-          AT2(a, b) = v;
-        }
-        qdiag = mju_max(qdiag, AT2(a, a));
         for (int i = 0; i < na; i++) {
           mjtNum v = 0;
           for (int e = 0; e < ne; e++) v += Ae[e * nu + a] * CeA[e * na + i];
@@ -839,7 +864,6 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
         lo2[a] = inv->lo[a];
         hi2[a] = inv->hi[a];
       }
-      for (int a = 0; a < nu; a++) AT2(a, a) += inv->effort * (qdiag > 0 ? qdiag : 1);
       for (int i = 0; i < na; i++) {
         for (int k = 0; k < na; k++) {
           mjtNum v = 0;
@@ -899,27 +923,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
         hi2[row] = INFINITY;
       }
     #undef AT2
-      // Ruiz equilibration (condition.h, stage 2): actuation, impulse and velocity rows differ by
-      // orders of magnitude; the scaled unknowns z / dc keep scaled boxes
-      mjtNum* dr2 = mj_stackAllocNum(d, n2);
-      mjtNum* dc2 = mj_stackAllocNum(d, n2);
-      mjtNum* rs2 = mj_stackAllocNum(d, 2 * n2);
-      cusp_ruiz(M2, q2, dr2, dc2, n2, n2, 5, rs2);
-      for (int i = 0; i < n2; i++) {
-        lo2[i] /= dc2[i];
-        hi2[i] /= dc2[i];
-      }
-      cuspLcpProblem p2 = {n2, M2, n2, q2, lo2, hi2};
-      cuspLcpOptions o2 = cusp_lcp_default_options();
-      o2.tol = 1e-10;
-      o2.max_iter = 200;
-      size_t b2 = cusp_lcp_fbnewton_worksize(n2);
-      void* w2 = mj_stackAllocByte(d, b2, sizeof(mjtNum));
-      cuspLcpInfo i2;
-      mju_zero(z2, n2);
-      for (int a = 0; a < nu; a++) z2[a] = mju_clip(0, lo2[a], hi2[a]);
-      if (cusp_lcp_fbnewton(z2, NULL, &i2, &p2, &o2, w2, b2) == CUSP_LCP_SOLVED) {
-        for (int i = 0; i < n2; i++) z2[i] *= dc2[i];
+      if (solve_scaled_box_lcp(z2, M2, q2, lo2, hi2, n2, nu, 200, d) == CUSP_LCP_SOLVED) {
         mju_copy(u, z2, nu);
         held_to_rows(lambda, z2 + ul, arow, akind, na, ncontact, r, ci->work.cone);
         stick_done = 1;
@@ -942,14 +946,8 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
     mju_zero(M, (size_t)n * n);
   #define UNKNOWN(k) (nu + ((k) / (1 + r)) * s + ((k) % (1 + r)))
     // u rows: Ae^T Ae u + eps u + Ae^T Ce lambda + Ae^T (Je v_H0 - vdes)
-    mjtNum diag = 0;
+    tracking_hessian(M, n, Ae, ne, nu, inv->effort);
     for (int a = 0; a < nu; a++) {
-      for (int b = 0; b < nu; b++) {
-        mjtNum v = 0;
-        for (int i = 0; i < ne; i++) v += Ae[i * nu + a] * Ae[i * nu + b];
-        M[a + (size_t)b * n] = v;
-      }
-      if (M[a + (size_t)a * n] > diag) diag = M[a + (size_t)a * n];
       for (int k = 0; k < nc; k++) {
         mjtNum v = 0;
         for (int i = 0; i < ne; i++) v += Ae[i * nu + a] * Ce[i * nc + k];
@@ -961,7 +959,6 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
       lo[a] = inv->lo[a];
       hi[a] = inv->hi[a];
     }
-    for (int a = 0; a < nu; a++) M[a + (size_t)a * n] += inv->effort * (diag > 0 ? diag : 1);
     // contact rows, as the simulation writes them (CUSP 10-13), over the horizon
     for (int c = 0; c < ncontact; c++) {
       const cuspContact* ct = used[c];
@@ -992,27 +989,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
     }
   #undef UNKNOWN
 
-    // conditioning (condition.h, stage 2): Ruiz equilibration of (M, q); the u rows and the
-    // contact rows differ by orders of magnitude. The scaled unknowns z / dc keep scaled boxes.
-    mjtNum* dr = mj_stackAllocNum(d, n);
-    mjtNum* dc = mj_stackAllocNum(d, n);
-    mjtNum* ruiz_scratch = mj_stackAllocNum(d, 2 * n);  // cusp_ruiz: 2 n
-    cusp_ruiz(M, q, dr, dc, n, n, 5, ruiz_scratch);
-    for (int i = 0; i < n; i++) {
-      lo[i] /= dc[i];
-      hi[i] /= dc[i];
-    }
-    cuspLcpProblem prob = {n, M, n, q, lo, hi};
-    cuspLcpOptions opt = cusp_lcp_default_options();
-    opt.tol = 1e-10;
-    opt.max_iter = 100;
-    size_t bytes = cusp_lcp_fbnewton_worksize(n);
-    void* work = mj_stackAllocByte(d, bytes, sizeof(mjtNum));
-    cuspLcpInfo info;
-    mju_zero(z, n);
-    for (int a = 0; a < nu; a++) z[a] = mju_clip(0, lo[a], hi[a]);
-    if (cusp_lcp_fbnewton(z, NULL, &info, &prob, &opt, work, bytes) == CUSP_LCP_SOLVED) {
-      for (int i = 0; i < n; i++) z[i] *= dc[i];
+    if (solve_scaled_box_lcp(z, M, q, lo, hi, n, nu, 100, d) == CUSP_LCP_SOLVED) {
       mju_copy(u, z, nu);
       for (int c = 0; c < ncontact; c++) mju_copy(lambda + c * (1 + r), z + nu + c * s, 1 + r);
       mono_done = 1;
