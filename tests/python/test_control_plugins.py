@@ -288,14 +288,8 @@ def test_avoid_pushes_block_around_obstacle():
 
 def contacts_force(m, d, instance):
     """Total normal force cusp.contact applied in the last step (N) and its contact gaps (m)."""
-    import ctypes
-    lib = ctypes.CDLL(cusp.load())
-    lib.cusp_contacts_copy.restype = ctypes.c_int
-    imp, gap = np.zeros(4 * 256), np.zeros(256)
-    n = lib.cusp_contacts_copy(ctypes.c_void_p(m._address), ctypes.c_void_p(d._address), instance,
-                               256, None, None, imp.ctypes.data_as(ctypes.c_void_p),
-                               gap.ctypes.data_as(ctypes.c_void_p), None, None, None, None)
-    return imp[0:4 * n:4].sum() / m.opt.timestep, gap[:n]
+    c = cusp.contacts(m, d, instance)
+    return c.force[:, 0].sum(), c.gap
 
 
 def test_inverse_reaches_while_touching_the_box_and_ignoring_contact_misses():
@@ -326,18 +320,6 @@ def test_inverse_reaches_while_touching_the_box_and_ignoring_contact_misses():
 LOADED = REPO / "mjcf" / "inverse_lean_loaded.xml"
 
 
-def contact_modes(m, d, instance):
-    """cusp.contact's mode of each contact of the last step (0 break, 1 stick, 2 slide)."""
-    import ctypes
-    lib = ctypes.CDLL(cusp.load())
-    lib.cusp_contacts_copy.restype = ctypes.c_int
-    mode = np.zeros(256, dtype=np.int32)
-    n = lib.cusp_contacts_copy(ctypes.c_void_p(m._address), ctypes.c_void_p(d._address), instance,
-                               256, None, None, None, None,
-                               mode.ctypes.data_as(ctypes.c_void_p), None, None, None)
-    return mode[:n]
-
-
 def test_inverse_predicts_the_load_the_box_carries():
     """The arm hangs into a box that stands 15 mm inside its free path (actuators off, it rests on
     the box with 29 N); the tip's target lies under the mount, below the box. After 2.5 s with
@@ -360,7 +342,7 @@ def test_inverse_predicts_the_load_the_box_carries():
             state = d.plugin_state[m.plugin_stateadr[0]:]
             applied, gaps = contacts_force(m, d, 1)
             assert state[INV_FAILURES] == 0
-            assert np.all(contact_modes(m, d, 1) == 1), "the arm does not rest on the box"
+            assert np.all(cusp.contacts(m, d, 1).mode == 1), "the arm does not rest on the box"
             assert applied > 5, f"the box carries {applied:.2f} N: not a loaded contact"
             assert abs(state[INV_FORCE] - applied) <= 0.05 * applied, \
                 f"predicted {state[INV_FORCE]:.3f} N, applied {applied:.3f} N"
