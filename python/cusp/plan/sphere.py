@@ -38,7 +38,7 @@ from cusp.plan.mpcc import SCHOLTES_EPS, PlanError, StageReport
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 SCENE = REPO / "mjcf" / "plan_sphere.cusp.xml"
-EPS_SDF = 1e-10  # smoothing of min / max / norm in the gap (m^2)
+EPS_SDF = 1e-8   # smoothing of min / max / norm in the gap (m^2): edges rounded over ~0.1 mm
 AXES = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
 
 
@@ -349,6 +349,7 @@ def plan(task: SphereTask | None = None, progress=None) -> Plan:
     x0 = lay.pack(np.tile(kin_stage.rest[:, None], (1, N + 1)), np.zeros((n, N + 1)),
                   q_guess.T, w_guess.T, np.full(N, 0.5), np.full((d, N), 0.01),
                   np.full(N, 0.01), np.zeros((n, N)))
+    x0 = kin_stage.lift(x0)
     x, _, rep1 = kin_stage.solve("kinematic", x0, None, homotopy=HOMOTOPY,
                                  max_iter=task.max_iter, max_seconds=task.max_seconds)
     rep1.seconds = time.perf_counter() - t0
@@ -359,7 +360,7 @@ def plan(task: SphereTask | None = None, progress=None) -> Plan:
     t1 = time.perf_counter()
     kin["U"] = inverse_dynamics_inputs(sm, kin)
     dyn_stage = stages.Stage(sm, kinematic=False, compile=task.compile)
-    x = lay.pack(**{k: kin[k] for k in ("L", "V", "Q", "W", "FN", "B", "G", "U")})
+    x = lay.pack(**{k: kin[k] for k in ("L", "V", "Q", "W", "FN", "B", "G", "U", "S")})
     iterations, warm, sol = 0, None, kin
     for update in range(MASS_UPDATES + 1):
         x, warm, rep2 = dyn_stage.solve("dynamic", x, sol["L"],

@@ -31,22 +31,26 @@ NPAR_HEAD = 5   # interval parameters before vec M: smoothing weight, target qua
 
 def interval_function(sm, kinematic: bool) -> ca.Function:
     """Everything of interval k as one SX function of that interval's variables
-    z = (state k, state k+1, f_k, beta_k, gamma_k, u_k, f_{k-1}) and parameters
+    z = (state k, state k+1, f_k, beta_k, gamma_k, u_k, s_k, f_{k-1}) and parameters
     p = (smoothing weight, target quaternion (4), vec M(l_{k+1})): constraints c = (dynamics
-    residuals; the complementarity pairs a, b and their products a * b of CUSP (19)) and the
-    running cost of CUSP (20) times h. In the dynamic stage the inertia M(l_{k+1}) is a
+    residuals; s_k - a(z) = 0; the products of the complementarity pairs of CUSP (19)) and the
+    running cost of CUSP (20) times h. Every pair is of two variables under simple bounds >= 0:
+    f _|_ s_gap, gamma _|_ s_cone, beta _|_ s_slip with the slacks s = (gap, mu f - e^T beta,
+    D^T nu_t + gamma e) lifted into variables, so each product is bilinear in two variables and
+    its nonnegativity is a bound IPOPT keeps by its barrier, not a constraint row. In the dynamic stage the inertia M(l_{k+1}) is a
     parameter, set from the current estimate of l_{k+1} and updated between solves (the lagged
     mass matrix). The target is a parameter so that one compiled function serves every axis of
     a scene."""
     arm, task, h = sm.arm, sm.task, sm.h
     n, d, ns = arm.n, task.directions, state_size(arm.n)
-    z = ca.SX.sym("z", 2 * ns + 2 + d + n + 1)
+    z = ca.SX.sym("z", 2 * ns + 2 + d + n + 2 + d + 1)
     p = ca.SX.sym("p", NPAR_HEAD + n * n)
     l0, v0, q0, w0 = _split_state(z[:ns], n)
     l1, v1, q1, w1 = _split_state(z[ns:2 * ns], n)
     rest = z[2 * ns:]
     fn, beta, gam = rest[0], rest[1:1 + d], rest[1 + d]
-    u, fprev = rest[2 + d:2 + d + n], rest[2 + d + n]
+    u, slack = rest[2 + d:2 + d + n], rest[2 + d + n:4 + 2 * d + n]
+    fprev = rest[4 + 2 * d + n]
     smooth, target, mass = p[0], p[1:5], ca.reshape(p[NPAR_HEAD:], n, n)
     gap, slip, gen, torque = sm.contact(l1, v1, w1, fn, beta)[:4]
     eq = [l1 - l0 - h * v1,
@@ -55,23 +59,24 @@ def interval_function(sm, kinematic: bool) -> ca.Function:
     if not kinematic:
         eq.append(mass @ (v1 - v0) - h * (u - arm.K * (l1 - arm.L0) - arm.D * v1 -
                                           arm.gravity(l1) + gen))
-    a = ca.vertcat(gap, task.mu * fn - ca.sum1(beta), beta)
-    b = ca.vertcat(fn, gam, slip + gam)
+    lifted = ca.vertcat(gap, task.mu * fn - ca.sum1(beta), slip + gam)
+    paired = ca.vertcat(fn, gam, beta)
     run = (10 * (1 - ca.dot(q1, target) ** 2) - 1e-3 * fn + smooth * 0.2 * (fn - fprev) ** 2
            + 1e-3 * ca.sumsqr(v1 - v0) + 1e-3 * ca.sumsqr(w1 - w0)
            + 10 * (ca.sumsqr(q1) - 1) ** 2)
     if not kinematic:
         run += 1e-2 * ca.sumsqr(u)
-    return ca.Function("interval", [z, p], [ca.vertcat(*eq, a, b, a * b), h * run])
+    return ca.Function("interval", [z, p], [ca.vertcat(*eq, slack - lifted, slack * paired),
+                                            h * run])
 
 
 class Layout:
     """Where each variable sits in the decision vector x: states k = 0..N, then per interval
-    (f, beta (d), gamma, u (n))."""
+    (f, beta (d), gamma, u (n), slacks (2 + d): gap, cone, slip)."""
 
     def __init__(self, n: int, d: int, N: int):
         self.n, self.d, self.N = n, d, N
-        self.ns, self.ni = state_size(n), 2 + d + n
+        self.ns, self.ni = state_size(n), 4 + 2 * d + n
         self.nx = self.ns * (N + 1) + self.ni * N
 
     def state(self, k):
@@ -89,12 +94,15 @@ class Layout:
                                         [prev]]))
         return np.array(cols).T
 
-    def pack(self, L, V, Q, W, FN, B, G, U) -> np.ndarray:
+    def pack(self, L, V, Q, W, FN, B, G, U, S=None) -> np.ndarray:
+        """x from the arrays (columns k); S (2 + d x N) the slacks, zero if not given (
+        Stage.lift sets them from the other variables)."""
         x = np.zeros(self.nx)
+        S = np.zeros((2 + self.d, self.N)) if S is None else S
         for k in range(self.N + 1):
             x[self.state(k)] = np.concatenate([L[:, k], V[:, k], Q[:, k], W[:, k]])
         for k in range(self.N):
-            x[self.interval(k)] = np.concatenate([[FN[k]], B[:, k], [G[k]], U[:, k]])
+            x[self.interval(k)] = np.concatenate([[FN[k]], B[:, k], [G[k]], U[:, k], S[:, k]])
         return x
 
     def unpack(self, x) -> dict:
@@ -102,7 +110,8 @@ class Layout:
         S = np.array([x[self.state(k)] for k in range(self.N + 1)]).T
         Iv = np.array([x[self.interval(k)] for k in range(self.N)]).T
         return {"L": S[:n], "V": S[n:2 * n], "Q": S[2 * n:2 * n + 4], "W": S[2 * n + 4:],
-                "FN": Iv[0], "B": Iv[1:1 + d], "G": Iv[1 + d], "U": Iv[2 + d:]}
+                "FN": Iv[0], "B": Iv[1:1 + d], "G": Iv[1 + d], "U": Iv[2 + d:2 + d + n],
+                "S": Iv[2 + d + n:]}
 
 
 def masses(sm, L: np.ndarray) -> np.ndarray:
@@ -143,22 +152,35 @@ class Stage:
         for k in range(N):
             idx = lay.interval(k)
             lbx[idx[:2 + d]] = 0.0                      # f, beta, gamma >= 0
+            lbx[idx[2 + d + n:]] = 0.0                  # slacks: gap, cone, slip >= 0
+            u = idx[2 + d:2 + d + n]
             if kinematic:
                 ubx[idx[0]] = task.kinematic_force_max
-                lbx[idx[2 + d:]] = ubx[idx[2 + d:]] = 0.0   # no inputs: the arm is kinematic
+                lbx[u] = ubx[u] = 0.0                   # no inputs: the arm is kinematic
             else:
-                lbx[idx[2 + d:]], ubx[idx[2 + d:]] = arm.ctrl_lo, arm.ctrl_hi
+                lbx[u], ubx[u] = arm.ctrl_lo, arm.ctrl_hi
         self.lbx, self.ubx = lbx, ubx
         self.neq = n + 3 + 4 + (0 if kinematic else n)
         self.npair = 2 + d
-        self.nc = self.neq + 3 * self.npair
+        self.nc = self.neq + 2 * self.npair
 
     def bounds_g(self, eps: float):
-        lo = np.concatenate([np.zeros(self.neq), np.zeros(2 * self.npair),
-                             np.full(self.npair, -np.inf)])
-        hi = np.concatenate([np.zeros(self.neq), np.full(2 * self.npair, np.inf),
-                             np.full(self.npair, eps)])
+        lo = np.concatenate([np.zeros(self.neq + self.npair), np.full(self.npair, -np.inf)])
+        hi = np.concatenate([np.zeros(self.neq + self.npair), np.full(self.npair, eps)])
         return np.tile(lo, self.sm.task.steps), np.tile(hi, self.sm.task.steps)
+
+    def lift(self, x: np.ndarray) -> np.ndarray:
+        """x with its slacks set to the values of what they lift (clipped at 0: a negative gap
+        or cone is a violation IPOPT's restoration starts from)."""
+        x = np.array(x, dtype=float)
+        N, n, d = self.sm.task.steps, self.sm.arm.n, self.sm.task.directions
+        p = self.params(self.lay.unpack(x)["L"])
+        g = np.asarray(self.nlp.functions["g"](x, p)).ravel().reshape(N, -1)
+        for k in range(N):
+            idx = self.lay.interval(k)[2 + d + n:]
+            lifted = x[idx] - g[k, self.neq:self.neq + self.npair]
+            x[idx] = np.maximum(lifted, 0.0)
+        return x
 
     def params(self, L) -> np.ndarray:
         n, N = self.sm.arm.n, self.sm.task.steps
@@ -197,9 +219,10 @@ class Stage:
         status = str(stats.get("return_status", "unknown"))
         success = bool(stats.get("success", False)) or status == "Solved_To_Acceptable_Level"
         g = np.asarray(self.nlp.functions["g"](x, p)).ravel()
-        gm = g.reshape(-1, self.nc)
-        a = np.maximum(gm[:, self.neq:self.neq + self.npair], 0)
-        b = np.maximum(gm[:, self.neq + self.npair:self.neq + 2 * self.npair], 0)
+        sol = self.lay.unpack(x)
+        lifted = sol["S"] - g.reshape(-1, self.nc)[:, self.neq:self.neq + self.npair].T
+        a = np.maximum(lifted, 0)
+        b = np.maximum(np.vstack([sol["FN"], sol["G"], sol["B"]]), 0)
         lbg, ubg = self.bounds_g(task.eps)
         viol = max(0.0, float(np.max(np.where(np.isfinite(lbg), lbg - g, 0))),
                    float(np.max(np.where(np.isfinite(ubg), g - ubg, 0))),
