@@ -324,6 +324,7 @@ def exact_residual(sm: SphereModel, sol: dict) -> float:
 # Scholtes relaxations solved before eps, each warm-starting the next, with IPOPT's tol for
 # each (loose: they only lead to the final solve at eps)
 HOMOTOPY = ((1e-3, 1e-4), (1e-5, 1e-5))
+DYNAMIC_HOMOTOPY = HOMOTOPY
 MASS_UPDATES = 3          # dynamic-stage re-solves with M updated at the new l
 
 
@@ -364,7 +365,7 @@ def plan(task: SphereTask | None = None, progress=None) -> Plan:
     iterations, warm, sol = 0, None, kin
     for update in range(MASS_UPDATES + 1):
         x, warm, rep2 = dyn_stage.solve("dynamic", x, sol["L"],
-                                        homotopy=HOMOTOPY if update == 0 else (),
+                                        homotopy=DYNAMIC_HOMOTOPY if update == 0 else (),
                                         warm_from=warm, max_iter=task.max_iter,
                                         max_seconds=task.max_seconds)
         iterations += rep2.iterations
