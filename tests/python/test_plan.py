@@ -329,3 +329,37 @@ def test_small_sphere_plan_and_replay(tmp_path):
     assert saved.quat_error == pytest.approx(summary["plan_quat_error"], rel=1e-12)
     assert json.loads((tmp_path / "summary.json").read_text())["task"]["steps"] == 4
     assert (tmp_path / "plan.png").stat().st_size > 10_000
+
+
+def test_failed_mass_update_keeps_the_last_converged_plan(monkeypatch):
+    """The dynamic stage re-solves with M(l) updated; when such a re-solve fails, the plan is
+    the last converged solve (its arrays exactly), reported as such, with its residual under
+    the exact M as the constraint violation, not the failed iterate."""
+    from cusp.plan import sphere, stages
+
+    real = stages.Stage.solve
+    calls = []
+
+    def solve(self, name, *args, **kwargs):
+        x, warm, rep = real(self, name, *args, **kwargs)
+        if name == "dynamic":
+            calls.append(x.copy())
+            if len(calls) == 2:
+                rep.success, rep.status = False, "Error_In_Step_Computation"
+                x = x + 1e-3          # a failed iterate that must not be returned
+        return x, warm, rep
+
+    monkeypatch.setattr(stages.Stage, "solve", solve)
+    monkeypatch.setattr(sphere, "MASS_UPDATES", 3)
+    task = sphere.SphereTask(axis="x", steps=4, horizon=0.4, angle_deg=10.0, max_seconds=60,
+                             compile=False)
+    result = sphere.plan(task)
+    dyn = result.stages[1]
+    if len(calls) < 2:
+        pytest.skip("the first solve met the exact dynamics: no M update was needed")
+    assert dyn.success and "M update 1 failed, plan of update 0" in dyn.status, dyn.status
+    kept = stages.Layout(result.l.shape[1], task.directions, task.steps).unpack(calls[0])
+    np.testing.assert_array_equal(result.l, kept["L"].T)
+    np.testing.assert_array_equal(result.u, kept["U"].T)
+    sm = sphere.SphereModel(task)
+    assert dyn.constraint >= sphere.exact_residual(sm, kept)

@@ -325,6 +325,7 @@ def exact_residual(sm: SphereModel, sol: dict) -> float:
 # each (loose: they only lead to the final solve at eps)
 HOMOTOPY = ((1e-3, 1e-4), (1e-5, 1e-5))
 DYNAMIC_HOMOTOPY = HOMOTOPY
+KINEMATIC_FINAL = None    # (eps, tol) of the kinematic stage's last solve; None: the task's eps
 MASS_UPDATES = 3          # dynamic-stage re-solves with M updated at the new l
 
 
@@ -351,7 +352,8 @@ def plan(task: SphereTask | None = None, progress=None) -> Plan:
                   q_guess.T, w_guess.T, np.full(N, 0.5), np.full((d, N), 0.01),
                   np.full(N, 0.01), np.zeros((n, N)))
     x0 = kin_stage.lift(x0)
-    x, _, rep1 = kin_stage.solve("kinematic", x0, None, homotopy=HOMOTOPY,
+    final = {} if KINEMATIC_FINAL is None else dict(zip(("eps", "tol"), KINEMATIC_FINAL))
+    x, _, rep1 = kin_stage.solve("kinematic", x0, None, homotopy=HOMOTOPY, **final,
                                  max_iter=task.max_iter, max_seconds=task.max_seconds)
     rep1.seconds = time.perf_counter() - t0
     kin = lay.unpack(x)
@@ -363,15 +365,27 @@ def plan(task: SphereTask | None = None, progress=None) -> Plan:
     dyn_stage = stages.Stage(sm, kinematic=False, compile=task.compile)
     x = lay.pack(**{k: kin[k] for k in ("L", "V", "Q", "W", "FN", "B", "G", "U", "S")})
     iterations, warm, sol = 0, None, kin
+    kept = None          # the last successful solve: (sol, report, exact residual)
     for update in range(MASS_UPDATES + 1):
         x, warm, rep2 = dyn_stage.solve("dynamic", x, sol["L"],
                                         homotopy=DYNAMIC_HOMOTOPY if update == 0 else (),
                                         warm_from=warm, max_iter=task.max_iter,
                                         max_seconds=task.max_seconds)
         iterations += rep2.iterations
+        if not rep2.success:
+            if kept is not None:
+                # a re-solve with M updated failed: the plan is the last converged one, its
+                # exact-M residual is reported as its constraint violation
+                sol, rep2, residual = kept
+                rep2.status += f" (M update {update} failed, plan of update {update - 1})"
+            else:
+                sol = lay.unpack(x)
+                residual = exact_residual(sm, sol)
+            break
         sol = lay.unpack(x)
         residual = exact_residual(sm, sol)
-        if residual < 1e-8 or not rep2.success:
+        kept = (sol, rep2, residual)
+        if residual < 1e-8:
             break
     rep2.iterations = iterations
     rep2.seconds = time.perf_counter() - t1

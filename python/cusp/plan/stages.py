@@ -26,6 +26,7 @@ def jquat(q, target):
     return 1 - ca.dot(q, ca.DM(target)) ** 2
 
 
+ROW_SCALE = (1.0, 1.0, 1.0, 1.0)
 NPAR_HEAD = 5   # interval parameters before vec M: smoothing weight, target quaternion
 
 
@@ -53,12 +54,13 @@ def interval_function(sm, kinematic: bool) -> ca.Function:
     fprev = rest[4 + 2 * d + n]
     smooth, target, mass = p[0], p[1:5], ca.reshape(p[NPAR_HEAD:], n, n)
     gap, slip, gen, torque = sm.contact(l1, v1, w1, fn, beta)[:4]
-    eq = [l1 - l0 - h * v1,
-          sm.sphere_residual(w0, w1, torque),
-          q1 - sm.quat_step(q0, w1)]
+    rs = ROW_SCALE
+    eq = [(l1 - l0 - h * v1) * rs[0],
+          sm.sphere_residual(w0, w1, torque) * rs[1],
+          (q1 - sm.quat_step(q0, w1)) * rs[2]]
     if not kinematic:
-        eq.append(mass @ (v1 - v0) - h * (u - arm.K * (l1 - arm.L0) - arm.D * v1 -
-                                          arm.gravity(l1) + gen))
+        eq.append((mass @ (v1 - v0) - h * (u - arm.K * (l1 - arm.L0) - arm.D * v1 -
+                                           arm.gravity(l1) + gen)) * rs[3])
     lifted = ca.vertcat(gap, task.mu * fn - ca.sum1(beta), slip + gam)
     paired = ca.vertcat(fn, gam, beta)
     run = (10 * (1 - ca.dot(q1, target) ** 2) - 1e-3 * fn + smooth * 0.2 * (fn - fprev) ** 2
@@ -192,14 +194,15 @@ class Stage:
         return P.reshape(-1, order="F")
 
     def solve(self, name, x0, L_for_mass, homotopy=(), warm_from=None, max_iter=3000,
-              max_seconds=300.0, tol=FINAL_TOL):
+              max_seconds=300.0, tol=FINAL_TOL, eps=None):
         """IPOPT runs for the relaxations in homotopy ((eps, tol) pairs, those with eps larger
         than the task's) then the task's eps at tol, each from the previous one's primal-dual
         point. The intermediate relaxations only guide the path to the last one: solving them
         loosely (their tol) saves most of the iterations a tight solve spends polishing a
         point that is moved on from. Returns (x, (x, lam_x, lam_g), report)."""
         task = self.sm.task
-        schedule = [(e, t) for e, t in homotopy if e > task.eps] + [(task.eps, tol)]
+        eps = task.eps if eps is None else eps
+        schedule = [(e, t) for e, t in homotopy if e > eps] + [(eps, tol)]
         base = {"max_iter": max_iter, "max_cpu_time": float(max_seconds),
                 "max_wall_time": 4.0 * float(max_seconds), "print_level": 0,
                 "acceptable_tol": 1e-6, "acceptable_iter": 15,
@@ -223,7 +226,7 @@ class Stage:
         lifted = sol["S"] - g.reshape(-1, self.nc)[:, self.neq:self.neq + self.npair].T
         a = np.maximum(lifted, 0)
         b = np.maximum(np.vstack([sol["FN"], sol["G"], sol["B"]]), 0)
-        lbg, ubg = self.bounds_g(task.eps)
+        lbg, ubg = self.bounds_g(eps)
         viol = max(0.0, float(np.max(np.where(np.isfinite(lbg), lbg - g, 0))),
                    float(np.max(np.where(np.isfinite(ubg), g - ubg, 0))),
                    float(np.max(np.where(np.isfinite(self.lbx), self.lbx - x, 0))),
