@@ -26,7 +26,6 @@ def jquat(q, target):
     return 1 - ca.dot(q, ca.DM(target)) ** 2
 
 
-ROW_SCALE = (1.0, 1.0, 1.0, 1.0)
 NPAR_HEAD = 5   # interval parameters before vec M: smoothing weight, target quaternion
 
 
@@ -54,13 +53,12 @@ def interval_function(sm, kinematic: bool) -> ca.Function:
     fprev = rest[4 + 2 * d + n]
     smooth, target, mass = p[0], p[1:5], ca.reshape(p[NPAR_HEAD:], n, n)
     gap, slip, gen, torque = sm.contact(l1, v1, w1, fn, beta)[:4]
-    rs = ROW_SCALE
-    eq = [(l1 - l0 - h * v1) * rs[0],
-          sm.sphere_residual(w0, w1, torque) * rs[1],
-          (q1 - sm.quat_step(q0, w1)) * rs[2]]
+    eq = [l1 - l0 - h * v1,
+          sm.sphere_residual(w0, w1, torque),
+          q1 - sm.quat_step(q0, w1)]
     if not kinematic:
-        eq.append((mass @ (v1 - v0) - h * (u - arm.K * (l1 - arm.L0) - arm.D * v1 -
-                                           arm.gravity(l1) + gen)) * rs[3])
+        eq.append(mass @ (v1 - v0) - h * (u - arm.K * (l1 - arm.L0) - arm.D * v1 -
+                                          arm.gravity(l1) + gen))
     lifted = ca.vertcat(gap, task.mu * fn - ca.sum1(beta), slip + gam)
     paired = ca.vertcat(fn, gam, beta)
     run = (10 * (1 - ca.dot(q1, target) ** 2) - 1e-3 * fn + smooth * 0.2 * (fn - fprev) ** 2
