@@ -304,8 +304,8 @@ def test_cli_plan_bad_arguments(tmp_path):
 
 def test_small_sphere_plan_and_replay(tmp_path):
     """The seeds' task shrunk for CI (N = 4, T = 0.4 s, 10 deg about x): both stages converge
-    with every complementarity product at the Scholtes bound (<= 1.1e-7: IPOPT's tolerance
-    on a b <= 1e-7), the plan reaches the target (J_quat < 1e-4, i.e. < 1.2 deg), and the plan
+    with every complementarity product at their Scholtes bound (the plan's at <= 1.1e-7:
+    IPOPT's tolerance on a b <= 1e-7), the plan reaches the target (J_quat < 1e-4, i.e. < 1.2 deg), and the plan
     replayed open loop in MuJoCo with cusp ends within 3 deg of the target (measured 1.1 deg).
     Everything is written: plan.npz (reloads to the same arrays), summary.json, plan.png."""
     import json
@@ -317,9 +317,13 @@ def test_small_sphere_plan_and_replay(tmp_path):
     task = cusp.plan.SphereTask(axis="x", steps=4, horizon=0.4, angle_deg=10.0, max_seconds=60,
                                 compile=False)
     summary = cusp.plan.plan_and_replay(task, tmp_path)
-    for stage in summary["stages"]:
+    from cusp.plan import sphere
+
+    # the kinematic stage is solved at its own relaxation (it seeds the dynamic stage), the
+    # dynamic stage, the plan, at the task's eps = 1e-7
+    for stage, eps in zip(summary["stages"], (sphere.KINEMATIC_RELAXATION[0], task.eps)):
         assert stage["success"], stage
-        assert stage["complementarity"] <= 1.1e-7
+        assert stage["complementarity"] <= 1.1 * eps
         assert stage["constraint"] <= 1e-6
     assert summary["plan_quat_error"] < 1e-4
     open_loop = [r for r in summary["replays"] if r["mode"] == "cusp" and not r["feedback"]][0]

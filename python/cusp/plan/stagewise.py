@@ -123,8 +123,9 @@ class StagewiseNLP:
         self.functions = {"f": ca.Function("f", [X, P], [f]), "g": ca.Function("g", [X, P], [g])}
         self._solvers = {}
 
-    def _solver(self, warm: bool, ipopt: dict):
-        key = (warm, tuple(sorted(ipopt.items())))
+    def _solver(self, warm: bool, ipopt: dict, last: tuple = ()):
+        """IPOPT for a cold or warm start; last: options applied after the warm-start ones."""
+        key = (warm, tuple(sorted(ipopt.items())), last)
         if key not in self._solvers:
             opts = dict(ipopt)
             if warm:
@@ -135,6 +136,7 @@ class StagewiseNLP:
                 opts.update({"warm_start_init_point": "yes", "mu_init": 1e-6,
                              "warm_start_bound_push": 1e-9, "warm_start_mult_bound_push": 1e-9,
                              "mu_strategy": "monotone", "mumps_scaling": 8})
+            opts.update(dict(last))
             self._solvers[key] = ca.nlpsol("stagewise", "ipopt", self.nlp,
                                            {"hess_lag": self.hess_lag, "jac_g": self.jac_g,
                                             "grad_f": self.grad_f, "calc_lam_p": False,
@@ -144,16 +146,24 @@ class StagewiseNLP:
 
     def solve(self, x0, p, lbx, ubx, lbg, ubg, ipopt: dict, warm_from=None):
         """One IPOPT run; warm_from: (x, lam_x, lam_g) of an earlier run to start from (primal
-        and dual). Returns (result dict, stats)."""
-        solver = self._solver(warm_from is not None, ipopt)
+        and dual). A warm run whose linear algebra fails (Error_In_Step_Computation) is run
+        again with MUMPS's automatic scaling. Returns (result dict, stats)."""
         args = dict(x0=x0, p=p, lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg)
         if warm_from is not None:
             args.update(x0=warm_from[0], lam_x0=warm_from[1], lam_g0=warm_from[2])
-        start = time.perf_counter()
-        res = solver(**args)
-        stats = solver.stats()
-        if os.environ.get("CUSP_PLAN_DEBUG"):
-            print(f"  ipopt {stats.get('iter_count')} it, {time.perf_counter() - start:.1f} s, "
-                  f"{stats.get('return_status')}, " + ", ".join(
-                f"{k[7:]} {v:.2f}" for k, v in stats.items() if k.startswith("t_wall")))
+        tries = [()] + ([(("mumps_scaling", 77),)] if warm_from is not None else [])
+        spent = 0
+        for last in tries:
+            solver = self._solver(warm_from is not None, ipopt, last)
+            start = time.perf_counter()
+            res = solver(**args)
+            stats = dict(solver.stats())
+            spent += int(stats.get("iter_count", 0))
+            stats["iter_count"] = spent        # the failed run's iterations count too
+            if os.environ.get("CUSP_PLAN_DEBUG"):
+                print(f"  ipopt {stats.get('iter_count')} it, {time.perf_counter() - start:.1f} s, "
+                      f"{stats.get('return_status')}, " + ", ".join(
+                    f"{k[7:]} {v:.2f}" for k, v in stats.items() if k.startswith("t_wall")))
+            if stats.get("return_status") != "Error_In_Step_Computation":
+                break
         return res, stats
