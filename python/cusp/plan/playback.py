@@ -30,6 +30,7 @@ class Replay:
     final_quat_error: float
     final_angle_deg: float   # rotation between the final and the target orientation (deg)
     solver_failures: int
+    replans: list = dataclasses.field(default_factory=list)   # StageReport per re-plan
 
     def at_plan_times(self, h: float, steps: int) -> np.ndarray:
         """Indices of the recorded steps at t = h, 2h, ..., steps h."""
@@ -45,10 +46,13 @@ def scene_expansion(plan: Plan) -> pathlib.Path:
 
 
 def replay(plan: Plan, stock: bool = False, feedback: bool = False,
-           timestep: float | None = None) -> Replay:
+           timestep: float | None = None, replan_at=()) -> Replay:
     """Run the plan in the scene (cusp, or its stock twin with stock=True) for the plan's
     horizon; feedback adds KP (l_plan - l) + KD (v_plan - v) to the planned forces, with the
-    plan's states interpolated linearly over each interval (clipped to the motors' range)."""
+    plan's states interpolated linearly over each interval (clipped to the motors' range).
+    replan_at: times (s, rounded to interval boundaries) at which the rest of the plan is
+    re-solved from the simulated state (plan/replan.py); the replay then follows the new
+    plan (with the feedback, if on, on its chamber lengths)."""
     cusp.load()
     path = scene_expansion(plan)
     if not path.is_file():
@@ -76,9 +80,18 @@ def replay(plan: Plan, stock: bool = False, feedback: bool = False,
     lengths = np.zeros((nsim, arm.n))
     normal = np.zeros(nsim)
     failures = 0
+    pending = sorted({int(round(t / h)) for t in replan_at if 0 < round(t / h) <= steps - 2})
+    replans = []
     for i in range(nsim):
         t = data.time
         k = min(int(t / h + 1e-9), steps - 1)
+        if pending and k >= pending[0]:
+            from cusp.plan import replan as _replan
+
+            k0 = pending.pop(0)
+            state = _replan.simulated_state(arm, model, data, model.body_jntadr[ball], plan.q[k0])
+            plan, report = _replan.replan(plan, k0, state)
+            replans.append(report)
         u = plan.u[k].copy()
         if feedback:
             s = (t - k * h) / h
@@ -102,7 +115,7 @@ def replay(plan: Plan, stock: bool = False, feedback: bool = False,
                   lengths=lengths, normal=normal,
                   final_quat_error=quat_cost(quat[-1], plan.target),
                   final_angle_deg=angle_between(quat[-1], plan.target),
-                  solver_failures=failures)
+                  solver_failures=failures, replans=replans)
 
 
 def agreement(plan: Plan, rep: Replay) -> dict:

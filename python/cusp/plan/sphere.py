@@ -365,35 +365,49 @@ def plan(task: SphereTask | None = None, progress=None) -> Plan:
     t1 = time.perf_counter()
     kin["U"] = inverse_dynamics_inputs(sm, kin)
     dyn_stage = stages.Stage(sm, kinematic=False, compile=task.compile)
-    x = lay.pack(**{k: kin[k] for k in ("L", "V", "Q", "W", "FN", "B", "G", "U", "S")})
-    iterations, warm, sol = 0, None, kin
+    sol, rep2 = dynamic_stage(sm, dyn_stage, kin, HOMOTOPY)
+    rep2.seconds = time.perf_counter() - t1
+    say(rep2.line())
+    return _plan_of(sm, sol, [rep1, rep2])
+
+
+def dynamic_stage(sm: SphereModel, stage, start: dict, homotopy) -> tuple[dict, StageReport]:
+    """The dynamic MPCC from the arrays of start (Layout.unpack form) through the relaxations
+    of homotopy to the task's eps, then re-solved with M(l) updated (MASS_UPDATES). Returns
+    the solution's arrays and the report (iterations of every solve; constraint violation
+    including the exact-M residual)."""
+    lay = stage.lay
+    x = lay.pack(**{k: start[k] for k in ("L", "V", "Q", "W", "FN", "B", "G", "U", "S")})
+    iterations, warm, sol = 0, None, start
     kept = None          # the last successful solve: (sol, report, exact residual)
     for update in range(MASS_UPDATES + 1):
-        x, warm, rep2 = dyn_stage.solve("dynamic", x, sol["L"],
-                                        homotopy=HOMOTOPY if update == 0 else (),
-                                        warm_from=warm, max_iter=task.max_iter,
-                                        max_seconds=task.max_seconds)
-        iterations += rep2.iterations
-        if not rep2.success:
+        x, warm, rep = stage.solve("dynamic", x, sol["L"],
+                                   homotopy=homotopy if update == 0 else (),
+                                   warm_from=warm, max_iter=sm.task.max_iter,
+                                   max_seconds=sm.task.max_seconds)
+        iterations += rep.iterations
+        if not rep.success:
             if kept is not None:
                 # a re-solve with M updated failed: the plan is the last converged one, its
                 # exact-M residual is reported as its constraint violation
-                sol, rep2, residual = kept
-                rep2.status += f" (M update {update} failed, plan of update {update - 1})"
+                sol, rep, residual = kept
+                rep.status += f" (M update {update} failed, plan of update {update - 1})"
             else:
                 sol = lay.unpack(x)
                 residual = exact_residual(sm, sol)
             break
         sol = lay.unpack(x)
         residual = exact_residual(sm, sol)
-        kept = (sol, rep2, residual)
+        kept = (sol, rep, residual)
         if residual < 1e-8:
             break
-    rep2.iterations = iterations
-    rep2.seconds = time.perf_counter() - t1
-    rep2.constraint = max(rep2.constraint, residual)
-    rep2.quat_error = quat_cost(sol["Q"][:, -1], sm.target)
-    say(rep2.line())
-    return Plan(task=task, h=sm.h, l=sol["L"].T, v=sol["V"].T, q=sol["Q"].T, w=sol["W"].T,
+    rep.iterations = iterations
+    rep.constraint = max(rep.constraint, residual)
+    rep.quat_error = quat_cost(sol["Q"][:, -1], sm.target)
+    return sol, rep
+
+
+def _plan_of(sm: SphereModel, sol: dict, reports: list) -> "Plan":
+    return Plan(task=sm.task, h=sm.h, l=sol["L"].T, v=sol["V"].T, q=sol["Q"].T, w=sol["W"].T,
                 u=sol["U"].T, fn=sol["FN"], beta=sol["B"].T, gap=_gaps(sm, sol),
-                target=sm.target, stages=[rep1, rep2])
+                target=sm.target, stages=reports)

@@ -126,7 +126,9 @@ FINAL_TOL = 1e-6   # IPOPT's tol (scaled KKT error) of the solve at the task's e
 class Stage:
     """One stage's NLP (kinematic or dynamic) over the task's horizon, with its bounds."""
 
-    def __init__(self, sm, kinematic: bool, compile: bool = False):
+    def __init__(self, sm, kinematic: bool, compile: bool = False, initial_state=None):
+        """initial_state: state 0 (l, v, q, w; state_size(n)), default the arm at rest and the
+        sphere at identity, both still."""
         task, arm = sm.task, sm.arm
         n, N, d = arm.n, task.steps, task.directions
         self.sm, self.kinematic = sm, kinematic
@@ -139,7 +141,8 @@ class Stage:
                                 compile=compile)
         self.rest = arm.rest()
         lbx, ubx = np.full(lay.nx, -np.inf), np.full(lay.nx, np.inf)
-        s0 = np.concatenate([self.rest, np.zeros(n), [1, 0, 0, 0], np.zeros(3)])
+        s0 = (np.concatenate([self.rest, np.zeros(n), [1, 0, 0, 0], np.zeros(3)])
+              if initial_state is None else np.asarray(initial_state, dtype=float))
         lbx[lay.state(0)] = ubx[lay.state(0)] = s0
         # chamber lengths within what the motors can hold against the springs (m)
         span = np.maximum(np.abs(arm.ctrl_lo), np.abs(arm.ctrl_hi)) / arm.K
