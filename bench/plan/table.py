@@ -19,7 +19,12 @@ def main() -> int:
                         f"{st['seconds']:.0f} | {st['cost']:.4g} | {st['complementarity']:.1e} | "
                         f"{st['constraint']:.1e} | {st['quat_error']:.1e} |")
         for r in s["replays"]:
-            reps.append(f"| {axis} | {r['mode']} | {'feedback' if r['feedback'] else 'open loop'} "
+            control = r.get("control", "feedback" if r["feedback"] else "open loop")
+            replans = r.get("replans", [])
+            if replans:
+                control += (f" ({len(replans)}, " +
+                            "/".join(f"{p['seconds']:.1f}" for p in replans) + " s)")
+            reps.append(f"| {axis} | {r['mode']} | {control} "
                         f"| {r['final_angle_error_deg']:.2f} | {r['orientation_gap_deg']:.2f} | "
                         f"{1000 * r['length_gap_m']:.2f} | {r['normal_force_plan_mean_N']:.2f} | "
                         f"{r['normal_force_sim_mean_N']:.2f} | {r['normal_force_gap_N']:.2f} |")

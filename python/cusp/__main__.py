@@ -14,6 +14,7 @@
           [--address RAY] --out DIR               a grid of runs as Ray tasks (cusp.sweep)
     mjcf expand|check ...                       the soft-body generator
     plan [--axis x|y|z] [--angle DEG] [--steps N] [--horizon T] [--scene FILE] [--no-replay]
+         [--no-replan]
          --out DIR                              plan the sphere task (cusp.plan), replay it
                                                 with cusp and stock: plan.npz, summary.json,
                                                 plan.png in DIR
@@ -229,7 +230,7 @@ def _plan(args: argparse.Namespace) -> int:
     say = None if args.quiet else (lambda text: print(text, file=sys.stderr))
     try:
         summary = cusp.plan.plan_and_replay(task, args.out, replays=not args.no_replay,
-                                            progress=say)
+                                            progress=say, replan=not args.no_replan)
     except cusp.plan.PlanError as err:
         raise ValueError(str(err)) from None
     print(json.dumps(summary, indent=2))
@@ -297,6 +298,8 @@ def _parser() -> argparse.ArgumentParser:
     pln.add_argument("--max-seconds", type=_positive("--max-seconds"), default=300.0,
                      help="wall-time limit of each IPOPT run (s, default 300)")
     pln.add_argument("--no-replay", action="store_true", help="plan only")
+    pln.add_argument("--no-replan", action="store_true",
+                     help="no re-planning replay (open loop and feedback only)")
     pln.add_argument("--out", required=True, help="directory for plan.npz, summary.json, plan.png")
     pln.add_argument("--quiet", action="store_true", help="no per-stage lines on stderr")
     return parser

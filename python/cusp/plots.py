@@ -227,8 +227,10 @@ def compare_to_dir(scene: str | os.PathLike, out_dir: str | os.PathLike, seconds
 # ---- a plan against its replays (python -m cusp plan) ------------------------------------------
 
 #: replays by line colour; the plan is dashed black, replays solid
-REPLAY_COLOURS = {("cusp", False): "tab:blue", ("cusp", True): "tab:green",
-                  ("stock", False): "tab:orange", ("stock", True): "tab:red"}
+REPLAY_COLOURS = {("cusp", "open loop"): "tab:blue", ("cusp", "feedback"): "tab:green",
+                  ("cusp", "re-planning"): "tab:purple",
+                  ("stock", "open loop"): "tab:orange", ("stock", "feedback"): "tab:red",
+                  ("stock", "re-planning"): "tab:brown"}
 
 
 def _rotation_about(quat: np.ndarray, axis: np.ndarray) -> np.ndarray:
@@ -249,8 +251,8 @@ def plan_figure(plan: Any, replays: list) -> Any:
     ax = axes[0]
     ax.plot(tp, _rotation_about(plan.q, axis), "k--", lw=1.6, label="plan")
     for r in replays:
-        ax.plot(r.time, _rotation_about(r.quat, axis), color=REPLAY_COLOURS[(r.mode, r.feedback)],
-                lw=1.2, label=f"{r.mode}, {'feedback' if r.feedback else 'open loop'}")
+        ax.plot(r.time, _rotation_about(r.quat, axis), color=REPLAY_COLOURS[(r.mode, r.control)],
+                lw=1.2, label=f"{r.mode}, {r.control}")
     ax.axhline(np.degrees(2 * np.arctan2(plan.target[1:] @ axis, plan.target[0])), color="grey",
                lw=0.8, ls=":")
     ax.set_ylabel("rotation about axis (deg)")
@@ -261,12 +263,12 @@ def plan_figure(plan: Any, replays: list) -> Any:
     ax.semilogy(tp, [max(angle_between(q, plan.target), 1e-6) for q in plan.q], "k--", lw=1.6)
     for r in replays:
         err = [max(angle_between(q, plan.target), 1e-6) for q in r.quat[::10]]
-        ax.semilogy(r.time[::10], err, color=REPLAY_COLOURS[(r.mode, r.feedback)], lw=1.2)
+        ax.semilogy(r.time[::10], err, color=REPLAY_COLOURS[(r.mode, r.control)], lw=1.2)
     ax.set_ylabel("error to target (deg)")
     ax = axes[2]
     ax.step(plan.h * np.arange(1, len(plan.fn) + 1), plan.fn, "k--", where="pre", lw=1.6)
     for r in replays:
-        ax.plot(r.time, r.normal, color=REPLAY_COLOURS[(r.mode, r.feedback)], lw=0.8)
+        ax.plot(r.time, r.normal, color=REPLAY_COLOURS[(r.mode, r.control)], lw=0.8)
     ax.set_ylabel("normal force (N)")
     ax = axes[3]
     if replays:

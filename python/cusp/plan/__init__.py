@@ -30,16 +30,24 @@ from cusp.plan.mpcc import SCHOLTES_EPS, PlanError, StageReport  # noqa: F401
 from cusp.plan.sphere import Plan, SphereTask, plan  # noqa: F401
 
 
-def replay(result, stock: bool = False, feedback: bool = False, timestep: float | None = None):
+def replay(result, stock: bool = False, feedback: bool = False, timestep: float | None = None,
+           replan_at=()):
     """cusp.plan.playback.replay (imported on use: it loads the cusp plugin)."""
     from cusp.plan import playback as _replay
 
-    return _replay.replay(result, stock=stock, feedback=feedback, timestep=timestep)
+    return _replay.replay(result, stock=stock, feedback=feedback, timestep=timestep,
+                          replan_at=replan_at)
+
+
+# interval boundaries (s) at which the re-planning replay re-solves the rest of the plan from the
+# simulated state: densest during the seeds' plans' fast first second
+REPLAN_TIMES = (0.4, 0.8, 1.2, 2.0, 3.0)
 
 
 def plan_and_replay(task: SphereTask, out: str | pathlib.Path, replays: bool = True,
-                    progress=None) -> dict:
-    """Plan the task, replay it (cusp and stock, open loop and with feedback), write into out:
+                    progress=None, replan: bool = True) -> dict:
+    """Plan the task, replay it (cusp and stock: open loop, with feedback on the chamber
+    lengths, and with re-planning at REPLAN_TIMES unless replan is False), write into out:
     plan.npz, summary.json and plan.png (plan dashed, simulations solid). Returns the summary:
     per stage its report, the plan's final quaternion error, per replay its final orientation
     error (deg) and its gaps to the plan."""
@@ -60,18 +68,22 @@ def plan_and_replay(task: SphereTask, out: str | pathlib.Path, replays: bool = T
                "replays": []}
     runs = []
     if replays:
+        replan_at = REPLAN_TIMES if replan and _replay.replan_intervals(
+            REPLAN_TIMES, result.h, len(result.u)) else ()
+        controls = [(False, ()), (True, ())] + ([(False, replan_at)] if replan_at else [])
         for stock in (False, True):
-            for feedback in (False, True):
-                rep = _replay.replay(result, stock=stock, feedback=feedback)
+            for feedback, times in controls:
+                rep = _replay.replay(result, stock=stock, feedback=feedback, replan_at=times)
                 runs.append(rep)
-                entry = {"mode": rep.mode, "feedback": feedback,
+                entry = {"mode": rep.mode, "feedback": feedback, "control": rep.control,
                          "final_angle_error_deg": rep.final_angle_deg,
                          "final_quat_error": rep.final_quat_error,
-                         "solver_failures": rep.solver_failures}
+                         "solver_failures": rep.solver_failures,
+                         "replans": [vars(r) for r in rep.replans]}
                 entry.update(_replay.agreement(result, rep))
                 summary["replays"].append(entry)
                 if progress:
-                    progress(f"replay {rep.mode} {'feedback' if feedback else 'open loop'}: "
+                    progress(f"replay {rep.mode} {rep.control}: "
                              f"final orientation error {rep.final_angle_deg:.3f} deg")
         plots.plan_plot(result, runs, out / "plan.png")
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")

@@ -30,7 +30,12 @@ class Replay:
     final_quat_error: float
     final_angle_deg: float   # rotation between the final and the target orientation (deg)
     solver_failures: int
+    replan_at: tuple = ()    # interval boundaries (s) where the rest of the plan was re-solved
     replans: list = dataclasses.field(default_factory=list)   # StageReport per re-plan
+
+    @property
+    def control(self) -> str:
+        return "re-planning" if self.replan_at else "feedback" if self.feedback else "open loop"
 
     def at_plan_times(self, h: float, steps: int) -> np.ndarray:
         """Indices of the recorded steps at t = h, 2h, ..., steps h."""
@@ -80,7 +85,7 @@ def replay(plan: Plan, stock: bool = False, feedback: bool = False,
     lengths = np.zeros((nsim, arm.n))
     normal = np.zeros(nsim)
     failures = 0
-    pending = sorted({int(round(t / h)) for t in replan_at if 0 < round(t / h) <= steps - 2})
+    pending = replan_intervals(replan_at, h, steps)
     replans = []
     for i in range(nsim):
         t = data.time
@@ -115,7 +120,14 @@ def replay(plan: Plan, stock: bool = False, feedback: bool = False,
                   lengths=lengths, normal=normal,
                   final_quat_error=quat_cost(quat[-1], plan.target),
                   final_angle_deg=angle_between(quat[-1], plan.target),
-                  solver_failures=failures, replans=replans)
+                  solver_failures=failures, replans=replans,
+                  replan_at=tuple(k * h for k in replan_intervals(replan_at, h, steps)))
+
+
+def replan_intervals(times, h: float, steps: int) -> list:
+    """The interval boundaries k (sorted, unique) of times (s) where a re-plan has at least two
+    intervals left."""
+    return sorted({int(round(t / h)) for t in times if 0 < round(t / h) <= steps - 2})
 
 
 def agreement(plan: Plan, rep: Replay) -> dict:
