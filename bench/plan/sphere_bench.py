@@ -43,7 +43,7 @@ def main() -> int:
                                                         "seconds", "cost", "complementarity",
                                                         "constraint", "quat_error")}
                                      for s in summary["stages"]],
-                          "replays": [{k: r[k] for k in ("mode", "feedback",
+                          "replays": [{k: r[k] for k in ("mode", "control",
                                                          "final_angle_error_deg")}
                                       for r in summary["replays"]]}), flush=True)
     return 0
