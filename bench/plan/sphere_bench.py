@@ -4,7 +4,7 @@ and with the stock twin (open loop and with feedback). Writes bench/plan/results
 (plan.npz, summary.json, plan.png) and prints one JSON line per axis.
 
     PYTHONPATH=python .venv/bin/python bench/plan/sphere_bench.py [--axes x,y,z]
-        [--steps 100] [--max-seconds 100]
+        [--steps 100] [--max-seconds 100] [--terminal-weight 100] [--no-replay] [--out DIR]
 """
 import argparse
 import json
@@ -26,14 +26,19 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--max-seconds", type=float, default=100.0,
                     help="wall-time cap of each IPOPT run (s)")
+    ap.add_argument("--terminal-weight", type=float, default=100.0,
+                    help="weight of J_quat(q_N) (CUSP (20): 100)")
+    ap.add_argument("--no-replay", action="store_true", help="plan only")
     ap.add_argument("--out", default=str(ROOT / "bench" / "plan" / "results"))
     args = ap.parse_args()
     machine = f"{platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"
     for axis in args.axes.split(","):
-        task = cusp.plan.SphereTask(axis=axis, steps=args.steps, max_seconds=args.max_seconds)
+        task = cusp.plan.SphereTask(axis=axis, steps=args.steps, max_seconds=args.max_seconds,
+                                        terminal_weight=args.terminal_weight)
         start = time.perf_counter()
         summary = cusp.plan.plan_and_replay(task, pathlib.Path(args.out) / axis,
-                                            progress=lambda t: print(t, file=sys.stderr))
+                                            progress=lambda t: print(t, file=sys.stderr),
+                                            replays=not args.no_replay)
         summary["wall_seconds_with_replays"] = time.perf_counter() - start
         summary["machine"] = machine
         (pathlib.Path(args.out) / axis / "summary.json").write_text(

@@ -226,6 +226,7 @@ def _plan(args: argparse.Namespace) -> int:
 
     task = cusp.plan.SphereTask(axis=args.axis, angle_deg=args.angle, steps=args.steps,
                                 horizon=args.horizon, max_seconds=args.max_seconds,
+                                terminal_weight=args.terminal_weight,
                                 **({"scene": args.scene} if args.scene else {}))
     say = None if args.quiet else (lambda text: print(text, file=sys.stderr))
     try:
@@ -294,6 +295,8 @@ def _parser() -> argparse.ArgumentParser:
     pln.add_argument("--steps", type=_count("--steps"), default=100, help="N (default 100)")
     pln.add_argument("--horizon", type=_positive("--horizon"), default=4.0,
                      help="T in s (default 4)")
+    pln.add_argument("--terminal-weight", type=_positive("--terminal-weight"), default=100.0,
+                     help="weight of the final orientation cost (default 100, CUSP (20))")
     pln.add_argument("--scene", help="generated scene (default mjcf/plan_sphere.cusp.xml)")
     pln.add_argument("--max-seconds", type=_positive("--max-seconds"), default=300.0,
                      help="wall-time limit of each IPOPT run (s, default 300)")

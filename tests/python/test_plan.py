@@ -280,6 +280,7 @@ def test_sphere_task_bad_input_is_one_line():
     for kwargs, text in (({"axis": "w"}, "axis = 'w'"), ({"steps": 1}, "steps = 1"),
                          ({"axis": (0, 0, 0)}, "axis = (0, 0, 0)"),
                          ({"mu": -1.0}, "mu = -1.0"),
+                         ({"terminal_weight": 0.0}, "terminal_weight = 0.0"),
                          ({"scene": "/nonexistent.xml"}, "scene = '/nonexistent.xml'"),
                          ({"sphere": "nosuchbody"}, "sphere = 'nosuchbody'")):
         with pytest.raises(PlanError, match=None) as err:
@@ -288,11 +289,33 @@ def test_sphere_task_bad_input_is_one_line():
         assert text in message and "\n" not in message, message
 
 
+def test_terminal_weight_scales_the_final_orientation_cost():
+    """The objective with terminal weight W differs from CUSP (20)'s (W = 100) by exactly
+    (W - 100) J_quat(q_N) at any point (rel. 1e-12): the weight touches nothing else."""
+    from cusp.plan import sphere, stages
+
+    rng = np.random.default_rng(3)
+    values = {}
+    for weight in (100.0, 1e4):
+        task = sphere.SphereTask(axis="z", steps=3, horizon=0.3, compile=False,
+                                 terminal_weight=weight)
+        sm = sphere.SphereModel(task)
+        stage = stages.Stage(sm, kinematic=False)
+        x = rng.standard_normal(stage.lay.nx) if not values else values["x"]
+        p = stage.params(stage.lay.unpack(x)["L"])
+        values["x"] = x
+        values[weight] = float(stage.nlp.functions["f"](x, p))
+        qN = stage.lay.unpack(x)["Q"][:, -1]
+    expected = (1e4 - 100.0) * (1 - float(qN @ sm.target) ** 2)
+    assert values[1e4] - values[100.0] == pytest.approx(expected, rel=1e-12)
+
+
 def test_cli_plan_bad_arguments(tmp_path):
     import subprocess
 
     env = {"PYTHONPATH": str(ROOT / "python"), "PATH": "/usr/bin:/bin"}
-    for args, text in ((["--axis", "w"], "--axis"), (["--steps", "1"], "--steps")):
+    for args, text in ((["--axis", "w"], "--axis"), (["--steps", "1"], "--steps"),
+                       (["--terminal-weight", "-1"], "--terminal-weight")):
         run = subprocess.run([sys.executable, "-m", "cusp", "plan", *args, "--out",
                               str(tmp_path)], capture_output=True, text=True, env=env,
                              timeout=60)

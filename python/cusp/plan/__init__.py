@@ -60,7 +60,7 @@ def plan_and_replay(task: SphereTask, out: str | pathlib.Path, replays: bool = T
     result.save(out / "plan.npz")
     summary = {"task": {"axis": task.axis, "angle_deg": task.angle_deg, "steps": task.steps,
                         "horizon_s": task.horizon, "mu": task.mu, "directions": task.directions,
-                        "eps": task.eps},
+                        "eps": task.eps, "terminal_weight": task.terminal_weight},
                "stages": [vars(r) for r in result.stages],
                "plan_quat_error": result.quat_error,
                "plan_angle_error_deg": result.angle_error_deg,

@@ -135,7 +135,7 @@ class Stage:
         self.lay = lay = Layout(n, d, N)
         interval = interval_function(sm, kinematic)
         y = ca.SX.sym("y", 4)
-        terminal = ca.Function("terminal", [y], [100 * jquat(y, sm.target)])
+        terminal = ca.Function("terminal", [y], [task.terminal_weight * jquat(y, sm.target)])
         qN = lay.state(N)[2 * n:2 * n + 4]
         self.nlp = StagewiseNLP(interval, lay.index(), lay.nx, NPAR_HEAD + n * n, terminal, qN,
                                 compile=compile)
