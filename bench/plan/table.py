@@ -1,4 +1,5 @@
-"""Markdown tables of bench/plan/results/<axis>/summary.json (for bench/RESULTS.md)."""
+"""Markdown tables of bench/plan/results/<axis>/summary.json (for bench/RESULTS.md); another
+results directory (sphere_bench.py --out) as the first argument."""
 import json
 import pathlib
 import sys
@@ -7,9 +8,10 @@ ROOT = pathlib.Path(__file__).resolve().parent / "results"
 
 
 def main() -> int:
+    root = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT
     rows, reps = [], []
     for axis in ("x", "y", "z"):
-        path = ROOT / axis / "summary.json"
+        path = root / axis / "summary.json"
         if not path.is_file():
             rows.append(f"| {axis} | (not run) | | | | | | |")
             continue

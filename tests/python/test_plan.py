@@ -310,6 +310,16 @@ def test_terminal_weight_scales_the_final_orientation_cost():
     assert values[1e4] - values[100.0] == pytest.approx(expected, rel=1e-12)
 
 
+def test_replan_times_are_the_periods_multiples_inside_the_horizon():
+    import cusp.plan
+
+    times = cusp.plan.replan_times(4.0)
+    assert len(times) == 9 and times[0] == pytest.approx(0.4) and times[-1] == pytest.approx(3.6)
+    assert np.allclose(np.diff(times), 0.4, atol=1e-12)
+    assert cusp.plan.replan_times(1.0, 0.25) == pytest.approx((0.25, 0.5, 0.75))
+    assert cusp.plan.replan_times(0.4) == ()
+
+
 def test_cli_plan_bad_arguments(tmp_path):
     import subprocess
 

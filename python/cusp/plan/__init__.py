@@ -39,15 +39,22 @@ def replay(result, stock: bool = False, feedback: bool = False, timestep: float 
                           replan_at=replan_at)
 
 
-# interval boundaries (s) at which the re-planning replay re-solves the rest of the plan from the
-# simulated state: densest during the seeds' plans' fast first second
-REPLAN_TIMES = (0.4, 0.8, 1.2, 2.0, 3.0)
+# period (s) of the re-planning replay: the rest of the plan is re-solved from the simulated
+# state at every multiple of it before the horizon's end (the seeds' task: 9 re-plans in 4 s;
+# 5 at 0.4, 0.8, 1.2, 2, 3 s left up to 3 deg to the open-loop tail after 3 s)
+REPLAN_PERIOD = 0.4
+
+
+def replan_times(horizon: float, period: float = REPLAN_PERIOD) -> tuple:
+    """The re-planning times (s) of a horizon: period, 2 period, ... before horizon."""
+    return tuple(period * k for k in range(1, int(horizon / period + 1e-9) + 1)
+                 if period * k < horizon - 1e-9)
 
 
 def plan_and_replay(task: SphereTask, out: str | pathlib.Path, replays: bool = True,
                     progress=None, replan: bool = True) -> dict:
     """Plan the task, replay it (cusp and stock: open loop, with feedback on the chamber
-    lengths, and with re-planning at REPLAN_TIMES unless replan is False), write into out:
+    lengths, and with re-planning every REPLAN_PERIOD unless replan is False), write into out:
     plan.npz, summary.json and plan.png (plan dashed, simulations solid). Returns the summary:
     per stage its report, the plan's final quaternion error, per replay its final orientation
     error (deg) and its gaps to the plan."""
@@ -68,8 +75,9 @@ def plan_and_replay(task: SphereTask, out: str | pathlib.Path, replays: bool = T
                "replays": []}
     runs = []
     if replays:
-        replan_at = REPLAN_TIMES if replan and _replay.replan_intervals(
-            REPLAN_TIMES, result.h, len(result.u)) else ()
+        times = replan_times(task.horizon)
+        replan_at = times if replan and _replay.replan_intervals(
+            times, result.h, len(result.u)) else ()
         controls = [(False, ()), (True, ())] + ([(False, replan_at)] if replan_at else [])
         for stock in (False, True):
             for feedback, times in controls:
