@@ -1,7 +1,8 @@
 """Benchmark of the planner on the seeds' task (CUSP V-C): the sphere turned by 90 deg about x, y
 and z, N = 100, T = 4 s, mu = 0.6, d = 10, eps = 1e-7; each plan replayed in MuJoCo with cusp
-and with the stock twin (open loop and with feedback). Writes bench/plan/results/<axis>/
-(plan.npz, summary.json, plan.png) and prints one JSON line per axis.
+and with the stock twin (open loop, with feedback, with re-planning every 0.4 s). Writes
+<out>/<axis>/ (plan.npz, summary.json, plan.png; out defaults to bench/plan/results) and prints
+one JSON line per axis.
 
     PYTHONPATH=python .venv/bin/python bench/plan/sphere_bench.py [--axes x,y,z]
         [--steps 100] [--max-seconds 100] [--terminal-weight 100] [--no-replay] [--out DIR]
