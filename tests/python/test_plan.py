@@ -217,6 +217,30 @@ def test_assembled_gradient_and_jacobian_equal_casadis_own():
     assert float(f) == pytest.approx(float(nlp.functions["f"](x, p)), rel=1e-14)
 
 
+def test_threaded_interval_evaluation_is_bitwise_the_serial_one(monkeypatch):
+    """The intervals evaluated by 3 threads (CUSP_PLAN_THREADS) give bitwise the numbers of
+    one thread: objective, gradient, constraints, Jacobian and Hessian of the Lagrangian."""
+    rng = np.random.default_rng(5)
+    out = {}
+    for threads in ("1", "3"):
+        monkeypatch.setenv("CUSP_PLAN_THREADS", threads)
+        sm, st = _small_stage(compile=False)
+        nlp = st.nlp
+        if not out:
+            x = rng.normal(size=st.lay.nx) * 0.05
+            lam = rng.normal(size=nlp.nc * nlp.N)
+        p = st.params(np.tile(st.rest[:, None], (1, sm.task.steps + 1)))
+        f, grad = nlp.grad_f(x, p)
+        g, jac = nlp.jac_g(x, p)
+        hess = nlp.hess_lag(x, p, 0.7, lam)
+        out[threads] = [m.full() for m in (f, grad, g, jac, hess)]
+    for serial, threaded in zip(out["1"], out["3"]):
+        assert np.array_equal(serial, threaded)
+    monkeypatch.setenv("CUSP_PLAN_THREADS", "two")
+    with pytest.raises(PlanError, match="CUSP_PLAN_THREADS = 'two'"):
+        _small_stage(compile=False)
+
+
 def test_compiled_interval_derivatives_equal_sx(tmp_path, monkeypatch):
     """An interval's gradient and constraint Jacobian compiled by the C compiler (plan/
     compiled.py) give the SX virtual machine's numbers (same expression graph, no fast-math:
