@@ -75,9 +75,9 @@ def plan_and_replay(task: SphereTask, out: str | pathlib.Path, replays: bool = T
                "replays": []}
     runs = []
     if replays:
-        times = replan_times(task.horizon)
-        replan_at = times if replan and _replay.replan_intervals(
-            times, result.h, len(result.u)) else ()
+        schedule = replan_times(task.horizon)
+        replan_at = schedule if replan and _replay.replan_intervals(
+            schedule, result.h, len(result.u)) else ()
         controls = [(False, ()), (True, ())] + ([(False, replan_at)] if replan_at else [])
         for stock in (False, True):
             for feedback, times in controls:

@@ -33,10 +33,9 @@ def threads() -> int:
     return int(value)
 
 
-def _map(fn: ca.Function, N: int) -> ca.Function:
-    """fn over N intervals, split between threads(): each interval's outputs are written by one
+def _map(fn: ca.Function, N: int, n: int) -> ca.Function:
+    """fn over N intervals, split between n threads: each interval's outputs are written by one
     thread and assembled after, so the result does not depend on the thread count."""
-    n = threads()
     return fn.map(N, "thread", n) if n > 1 else fn.map(N)
 
 
@@ -95,12 +94,13 @@ class StagewiseNLP:
         Pm = ca.reshape(P, npar, N)
         # (the NLP's own f and g stay SX: CasADi differentiates them once at set-up; IPOPT's
         # derivatives come from the functions below)
-        fmap = _map(interval, N)
+        nthreads = threads()
+        fmap = _map(interval, N, nthreads)
         C, costs = fmap(Z, Pm)
         f = ca.sum2(costs) + terminal(X[ca.DM(tidx)])
         g = ca.vec(C)
         LF, LG = ca.MX.sym("lam_f"), ca.MX.sym("lam_g", g.numel())
-        H = _map(hnz, N)(Z, Pm, LF, ca.reshape(LG, self.nc, N))
+        H = _map(hnz, N, nthreads)(Z, Pm, LF, ca.reshape(LG, self.nc, N))
         vals = ca.vertcat(ca.vec(H), tnz(X[ca.DM(tidx)], LF))
         hess_lag = ca.Function("nlp_hess_l", [X, P, LF, LG],
                                [ca.MX(target, ca.mtimes(assemble, vals))],
@@ -120,7 +120,7 @@ class StagewiseNLP:
                                       (juniq // (self.nc * N)).tolist())
         jassemble = ca.DM(ca.Sparsity.triplet(len(juniq), nj * N, jwhere.tolist(),
                                               list(range(nj * N))), 1.0)
-        J = _map(jnz, N)(Z, Pm)
+        J = _map(jnz, N, nthreads)(Z, Pm)
         jac_g = ca.Function("nlp_jac_g", [X, P],
                             [g, ca.MX(jtarget, ca.mtimes(jassemble, ca.vec(J)))],
                             ["x", "p"], ["g", "jac_g_x"])
@@ -131,7 +131,7 @@ class StagewiseNLP:
         tgrad = ca.Function("terminal_grad", [y], [ca.gradient(tcost, y)])
         tscatter = ca.DM(ca.Sparsity.triplet(nx, len(tidx), list(map(int, tidx)),
                                              list(range(len(tidx)))), 1.0)
-        grad = (ca.mtimes(gassemble, ca.vec(_map(gnz, N)(Z, Pm))) +
+        grad = (ca.mtimes(gassemble, ca.vec(_map(gnz, N, nthreads)(Z, Pm))) +
                 ca.mtimes(tscatter, tgrad(X[ca.DM(tidx)])))
         grad_f = ca.Function("nlp_grad_f", [X, P], [f, grad], ["x", "p"], ["f", "grad_f_x"])
         self.nlp = {"x": X, "p": P, "f": f, "g": g}
