@@ -11,11 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "condition.h"
-#include "lapack_shim.h"
-#include "lcp.h"
-#include "lcp_file.h"
-#include "lcp_synth.h"
+#include "solver/condition.h"
+#include "solver/lapack_shim.h"
+#include "solver/lcp.h"
+#include "solver/lcp_file.h"
+#include "solver/lcp_synth.h"
 
 #ifdef CUSP_HAVE_SICONOS
 #include "LCP_Solvers.h"

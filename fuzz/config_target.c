@@ -10,7 +10,7 @@
 
 #include <mujoco/mujoco.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "targets.h"
 
 static void quiet_warning(const char* msg) { (void)msg; }

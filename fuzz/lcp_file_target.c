@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lcp_file.h"
+#include "solver/lcp_file.h"
 #include "targets.h"
 
 int cusp_fuzz_lcp_file(const uint8_t* data, size_t size) {

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "condition.h"
-#include "lcp.h"
-#include "mcp.h"
+#include "solver/condition.h"
+#include "solver/lcp.h"
+#include "solver/mcp.h"
 #include "targets.h"
 
 typedef struct {

@@ -7,15 +7,15 @@
 
 #include <mujoco/mujoco.h>
 
-#include "avoid.h"  // the controller plugins (control/) on the same library
-#include "inverse.h"
-#include "config.h"
+#include "control/avoid.h"  // the controller plugins (control/) on the same library
+#include "control/inverse.h"
+#include "config/config.h"
 #include "instance.h"
-#include "patch.h"  // patch contact (issue 6)
-#include "lapack_shim.h"
-#include "lcp.h"
-#include "sensors.h"
-#include "visualize.h"
+#include "collide/patch.h"  // patch contact (issue 6)
+#include "solver/lapack_shim.h"
+#include "solver/lcp.h"
+#include "publish/sensors.h"
+#include "publish/visualize.h"
 
 int cusp_check_version(int library_version, int header_version, char* msg, int msg_sz) {
   if (library_version == header_version) return 0;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sensors.h"
+#include "publish/sensors.h"
 
 //---------------------------------- registry
 //-------------------------------------------------------

@@ -4,10 +4,10 @@
 
 #include <mujoco/mujoco.h>
 
-#include "config.h"
-#include "state.h"
-#include "guard.h"
-#include "step.h"
+#include "config/config.h"
+#include "publish/state.h"
+#include "step/guard.h"
+#include "step/step.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -25,7 +25,7 @@
 #include <mujoco/mujoco.h>
 
 extern "C" {
-#include "avoid.h"
+#include "control/avoid.h"
 #include "instance.h"
 }
 

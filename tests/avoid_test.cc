@@ -1,4 +1,4 @@
-// cusp.avoid (plugin/control/avoid.c, point_distance.c): the obstacle distances against MuJoCo's
+// cusp.avoid (plugin/control/avoid.c, plugin/collide/point_distance.c): the obstacle distances against MuJoCo's
 // own distance query, and one control step's increment against the separation rows it must keep.
 #include <cmath>
 #include <cstdio>
@@ -8,10 +8,10 @@
 #include <mujoco/mujoco.h>
 
 extern "C" {
-#include "avoid.h"
-#include "control_registry.h"
-#include "inverse.h"
-#include "point_distance.h"
+#include "control/avoid.h"
+#include "control/control_registry.h"
+#include "control/inverse.h"
+#include "collide/point_distance.h"
 }
 
 namespace {

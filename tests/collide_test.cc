@@ -1,4 +1,4 @@
-// Collision layer, pair by pair: disk detection (plugin/detect.c) against closed forms where the
+// Collision layer, pair by pair: disk detection (plugin/collide/detect.c) against closed forms where the
 // geometry gives one (plane, sphere, box face: tolerance 1e-12 m) and against MuJoCo's own
 // distance query (mj_geomDistance) where it does not (box edge, capsule, ellipsoid, cylinder,
 // convex mesh: tolerance 1e-6 m, the MPR and GJK tolerances); patch detection (plugin/
@@ -15,8 +15,8 @@
 #include "scene_test_util.h"
 
 extern "C" {
-#include "contacts_api.h"
-#include "detect.h"
+#include "publish/contacts_api.h"
+#include "collide/detect.h"
 }
 
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 
 extern "C" {
-#include "config.h"
+#include "config/config.h"
 #include "instance.h"
 }
 

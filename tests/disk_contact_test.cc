@@ -10,7 +10,7 @@
 
 extern "C" {
 #include "instance.h"
-#include "visualize.h"
+#include "publish/visualize.h"
 }
 
 namespace {

@@ -15,7 +15,7 @@
 
 extern "C" {
 #include "instance.h"
-#include "lcp.h"
+#include "solver/lcp.h"
 }
 
 namespace {

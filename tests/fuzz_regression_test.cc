@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 
-#include "lcp_file.h"
+#include "solver/lcp_file.h"
 #include "targets.h"
 
 namespace {

@@ -1,4 +1,4 @@
-// Contact islands (plugin/island.c), island-local dynamics (plugin/dynamics.c) and assembly:
+// Contact islands (plugin/assemble/island.c), island-local dynamics (plugin/assemble/dynamics.c) and assembly:
 // grouping of kinematic trees by contacts and equalities, island dof lists, island Jacobians
 // against mj_jac, island inertia against mj_fullM, contact rows against finite differences.
 #include <cmath>
@@ -11,9 +11,9 @@
 #include "scene_test_util.h"
 
 extern "C" {
-#include "detect.h"
-#include "dynamics.h"
-#include "island.h"
+#include "collide/detect.h"
+#include "assemble/dynamics.h"
+#include "assemble/island.h"
 }
 
 namespace {

@@ -1,4 +1,4 @@
-// Contact parameter tables (plugin/params.c): the disk-disk touch rule, counted along the
+// Contact parameter tables (plugin/config/params.c): the disk-disk touch rule, counted along the
 // kinematic tree, on a hand-built tree whose answers are counted by hand below.
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
@@ -9,8 +9,8 @@
 #include "scene_test_util.h"
 
 extern "C" {
-#include "config.h"
-#include "params.h"
+#include "config/config.h"
+#include "config/params.h"
 }
 
 namespace {

@@ -8,7 +8,7 @@
 #include <mujoco/mujoco.h>
 
 extern "C" {
-#include "config.h"
+#include "config/config.h"
 #include "instance.h"
 }
 

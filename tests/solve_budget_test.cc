@@ -14,9 +14,9 @@
 #include <vector>
 
 extern "C" {
-#include "config.h"
+#include "config/config.h"
 #include "instance.h"
-#include "lcp.h"
+#include "solver/lcp.h"
 }
 
 namespace {

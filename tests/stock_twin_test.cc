@@ -5,7 +5,7 @@
 #include <mujoco/mujoco.h>
 
 extern "C" {
-#include "stock_twin.h"
+#include "cli/stock_twin.h"
 }
 
 namespace {

@@ -12,8 +12,8 @@
 
 #include <mujoco/mujoco.h>
 
-#include "avoid.h"
-#include "control_registry.h"
+#include "control/avoid.h"
+#include "control/control_registry.h"
 
 static double now(void) {
   struct timespec t;

@@ -11,8 +11,8 @@
 
 #include <mujoco/mujoco.h>
 
-#include "control_registry.h"
-#include "inverse.h"
+#include "control/control_registry.h"
+#include "control/inverse.h"
 
 static double now(void) {
   struct timespec t;

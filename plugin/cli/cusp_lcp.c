@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lcp.h"
-#include "lcp_file.h"
+#include "solver/lcp.h"
+#include "solver/lcp_file.h"
 
 static void usage(FILE* f) {
   fprintf(f,

@@ -26,9 +26,9 @@
 
 #include <mujoco/mujoco.h>
 
-#include "config.h"
-#include "sim_loop.h"
-#include "stock_twin.h"
+#include "config/config.h"
+#include "cli/sim_loop.h"
+#include "cli/stock_twin.h"
 
 static void usage(FILE* out) {
   fprintf(out,

@@ -1,5 +1,5 @@
 // The cusp-sim run loop (sim_loop.h): compiled into libcusp.so for Python and used by cusp-sim.
-#include "sim_loop.h"
+#include "cli/sim_loop.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -7,11 +7,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "config.h"
-#include "contacts_api.h"
+#include "config/config.h"
+#include "publish/contacts_api.h"
 #include "instance.h"
-#include "patch.h"
-#include "stock_twin.h"
+#include "collide/patch.h"
+#include "cli/stock_twin.h"
 
 static double now_seconds(void) {
   struct timespec ts;

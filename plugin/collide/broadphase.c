@@ -1,5 +1,5 @@
 // Sweep and prune along world x (see broadphase.h).
-#include "broadphase.h"
+#include "collide/broadphase.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,8 +8,8 @@
 
 #include <mujoco/mujoco.h>
 
-#include "config.h"
-#include "params.h"
+#include "config/config.h"
+#include "config/params.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,5 +1,5 @@
 // Disk detection: closed forms (plane, sphere) and libccd MPR with a margin-inflated support.
-#include "detect.h"
+#include "collide/detect.h"
 
 #include <math.h>
 #include <string.h>

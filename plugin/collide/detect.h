@@ -7,7 +7,7 @@
 
 #include <mujoco/mujoco.h>
 
-#include "contact.h"
+#include "collide/contact.h"
 
 #ifdef __cplusplus
 extern "C" {

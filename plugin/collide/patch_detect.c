@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "detect.h"
-#include "params.h"
-#include "patch.h"
+#include "collide/detect.h"
+#include "config/params.h"
+#include "collide/patch.h"
 
 #define CUSP_NRIM 8             // rim samples per cylinder cap
 #define CUSP_SAME_POINT 1e-9     // m, candidates this close along the surface are one point

@@ -1,14 +1,14 @@
 // cusp.avoid: configuration, the avoidance projection, and the actuator plugin callbacks.
-#include "avoid.h"
+#include "control/avoid.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "condition.h"
-#include "control_registry.h"
-#include "point_distance.h"
+#include "solver/condition.h"
+#include "control/control_registry.h"
+#include "collide/point_distance.h"
 
 #define AVOID_NAME "cusp.avoid"
 

@@ -21,8 +21,8 @@
 
 #include <mujoco/mujoco.h>
 
-#include "control_config.h"
-#include "lcp.h"
+#include "config/control_config.h"
+#include "solver/lcp.h"
 
 #ifdef __cplusplus
 extern "C" {

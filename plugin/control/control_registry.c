@@ -1,5 +1,5 @@
 // Process-wide registry of controller plugin objects by (mjData, instance index).
-#include "control_registry.h"
+#include "control/control_registry.h"
 
 #include <pthread.h>
 #include <stdlib.h>

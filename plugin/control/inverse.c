@@ -1,16 +1,16 @@
 // cusp.inverse: configuration, the one-step box LCP in (actuation, contact impulses), and the
 // actuator plugin callbacks.
-#include "inverse.h"
+#include "control/inverse.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "condition.h"
-#include "contact.h"
-#include "control_registry.h"
-#include "detect.h"
+#include "solver/condition.h"
+#include "collide/contact.h"
+#include "control/control_registry.h"
+#include "collide/detect.h"
 #include "instance.h"
 
 #define INVERSE_NAME "cusp.inverse"

@@ -21,9 +21,9 @@
 
 #include <mujoco/mujoco.h>
 
-#include "control_config.h"
-#include "dynamics.h"
-#include "lcp.h"
+#include "config/control_config.h"
+#include "assemble/dynamics.h"
+#include "solver/lcp.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,12 +1,12 @@
 // Contact LCP assembly (CUSP 10-13) and the three-stage conditioning pipeline (CUSP III-D).
 // See condition.h for the layout of the unknowns.
-#include "condition.h"
+#include "solver/condition.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "lapack_shim.h"
-#include "lcp_internal.h"
+#include "solver/lapack_shim.h"
+#include "solver/lcp_internal.h"
 
 static int block_size(int r) { return r > 0 ? r + 2 : 1; }
 

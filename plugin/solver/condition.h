@@ -19,7 +19,7 @@
 
 #include <mujoco/mjtype.h>
 
-#include "lcp.h"
+#include "solver/lcp.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -3,7 +3,7 @@
 #ifndef CUSP_SOLVER_FB_CORE_H_
 #define CUSP_SOLVER_FB_CORE_H_
 
-#include "mcp.h"
+#include "solver/mcp.h"
 
 typedef struct cuspFbCore_ {
   int n;

@@ -1,6 +1,6 @@
 // Fortran BLAS/LAPACK name mangling in one file (see lapack_shim.h).
 #define _GNU_SOURCE  // RTLD_DEFAULT
-#include "lapack_shim.h"
+#include "solver/lapack_shim.h"
 
 #include <math.h>
 

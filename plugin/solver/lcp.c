@@ -3,8 +3,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "lcp.h"
-#include "lcp_internal.h"
+#include "solver/lcp.h"
+#include "solver/lcp_internal.h"
 
 //---------------------------------- options and strings -----------------------------------------
 

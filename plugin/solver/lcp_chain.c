@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "lcp_internal.h"
+#include "solver/lcp_internal.h"
 
 static int chain_len(const cuspLcpOptions* opt) {
   int k = 0;

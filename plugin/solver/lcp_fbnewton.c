@@ -3,9 +3,9 @@
 // costs O(n), each iteration one LU of H = diag(Da) + diag(Db) M).
 #include <string.h>
 
-#include "fb_core.h"
-#include "lapack_shim.h"
-#include "lcp_internal.h"
+#include "solver/fb_core.h"
+#include "solver/lapack_shim.h"
+#include "solver/lcp_internal.h"
 
 typedef struct {
   const cuspLcpProblem* p;

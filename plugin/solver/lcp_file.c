@@ -5,7 +5,7 @@
 //               cumulative column block sizes (ncolblocks) | filled1 | filled2 |
 //               block row pointers (filled1) | block column indices (filled2) |
 //               for each block: its number, then its entries column by column | q (n)
-#include "lcp_file.h"
+#include "solver/lcp_file.h"
 
 #include <errno.h>
 #include <math.h>

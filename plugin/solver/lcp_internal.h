@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "lcp.h"
+#include "solver/lcp.h"
 
 // Round a byte count up so the next block stays aligned for mjtNum.
 #define CUSP_ALIGN(bytes) (((bytes) + 15u) & ~(size_t)15u)

@@ -8,9 +8,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "lapack_shim.h"
-#include "lcp.h"
-#include "lcp_internal.h"
+#include "solver/lapack_shim.h"
+#include "solver/lcp.h"
+#include "solver/lcp_internal.h"
 
 // variable numbering: 0..n-1 = w_j, n..2n-1 = z_j, 2n = z0
 size_t cusp_lcp_lemke_worksize(int n) {

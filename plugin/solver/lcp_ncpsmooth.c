@@ -24,8 +24,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "lapack_shim.h"
-#include "lcp_internal.h"
+#include "solver/lapack_shim.h"
+#include "solver/lcp_internal.h"
 
 enum { kNcpVectors = 11 };  // n-vectors in the workspace (below)
 

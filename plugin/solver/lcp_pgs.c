@@ -7,8 +7,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "lcp.h"
-#include "lcp_internal.h"
+#include "solver/lcp.h"
+#include "solver/lcp_internal.h"
 
 static int block_max(int n) { return n < CUSP_LCP_MAX_BLOCK ? (n > 0 ? n : 1) : CUSP_LCP_MAX_BLOCK; }
 

@@ -1,5 +1,5 @@
 // Synthetic LCPs and contact LCPs (see lcp_synth.h).
-#include "lcp_synth.h"
+#include "solver/lcp_synth.h"
 
 #include <math.h>
 #include <string.h>

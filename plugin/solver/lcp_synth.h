@@ -6,7 +6,7 @@
 
 #include <mujoco/mjtype.h>
 
-#include "condition.h"
+#include "solver/condition.h"
 
 #ifdef __cplusplus
 extern "C" {

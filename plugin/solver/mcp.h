@@ -14,7 +14,7 @@
 
 #include <mujoco/mjtype.h>
 
-#include "lcp.h"
+#include "solver/lcp.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -8,9 +8,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "fb_core.h"
-#include "lapack_shim.h"
-#include "lcp_internal.h"
+#include "solver/fb_core.h"
+#include "solver/lapack_shim.h"
+#include "solver/lcp_internal.h"
 
 //---------------------------------- Fischer-Burmeister pieces -----------------------------------
 

@@ -1,10 +1,10 @@
 // Reduced LCP in the cone of a non-negative basis, with the full problem as fallback
 // (see reduction.h).
-#include "reduction.h"
+#include "solver/reduction.h"
 
 #include <string.h>
 
-#include "lapack_shim.h"
+#include "solver/lapack_shim.h"
 
 cuspReductionOptions cusp_reduction_default_options(void) {
   cuspReductionOptions opt;

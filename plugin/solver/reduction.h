@@ -13,7 +13,7 @@
 #include <mujoco/mjtype.h>
 #include <stddef.h>
 
-#include "lcp.h"
+#include "solver/lcp.h"
 
 #ifdef __cplusplus
 extern "C" {

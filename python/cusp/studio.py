@@ -273,7 +273,7 @@ class CuspPanel(plugin.ViewerPlugin):
 
 
 def _mode_colour(imgui: Any, mode: int) -> Any:
-    """The marker colour of a mode (plugin/visualize.c): stick blue, slide red, break green."""
+    """The marker colour of a mode (plugin/publish/visualize.c): stick blue, slide red, break green."""
     from cusp.visual import MODE_RGB
 
     r, g, b = MODE_RGB.get(mode, MODE_RGB[cusp.MODE_BREAK])

@@ -1,4 +1,4 @@
-"""Disk contact modes (plugin/step.c, publish): a loaded disk contact slides iff its tangential
+"""Disk contact modes (plugin/step/step.c, publish): a loaded disk contact slides iff its tangential
 slip speed after the correction exceeds CUSP_SLIP_SPEED = 1e-6 m/s (plugin/contact.h).
 
 A puck (radius 0.03 m, half-height 0.01 m, 0.2 kg, mu = 0.5, r = 8 directions) lies flat on a

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lapack_shim.h"
-#include "patch.h"
+#include "solver/lapack_shim.h"
+#include "collide/patch.h"
 
 //---------------------------------- workspace ------------------------------------------------------
 

@@ -1,5 +1,5 @@
 // Contact-space reduction of a disk island (see reduction_island.h).
-#include "reduction_island.h"
+#include "step/reduction_island.h"
 
 #include <string.h>
 

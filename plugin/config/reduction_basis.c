@@ -1,5 +1,5 @@
 // Contact-space basis file (see reduction_basis.h). Read at load time only.
-#include "reduction_basis.h"
+#include "config/reduction_basis.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
 
 #include <mujoco/mujoco.h>
 
-#include "config.h"
+#include "config/config.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,14 +1,14 @@
 // The cusp contact step (design.md section 2): free motion, then correction.
-#include "step.h"
+#include "step/step.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "detect.h"
-#include "params.h"
+#include "collide/detect.h"
+#include "config/params.h"
 #include "instance.h"
-#include "reduction_island.h"
+#include "step/reduction_island.h"
 #include "solver/lcp_internal.h"  // cusp_now: the solve timer
 
 //---------------------------------- workspace ------------------------------------------------------

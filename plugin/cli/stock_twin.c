@@ -1,11 +1,11 @@
 // Stock twin: plugin instance removed, registered geoms collided by MuJoCo.
-#include "stock_twin.h"
+#include "cli/stock_twin.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "config/config.h"
 
 int cusp_find_instance(const mjModel* m) {
   for (int i = 0; i < m->nplugin; i++) {

@@ -1,5 +1,5 @@
 // Point-to-primitive signed distances in the geom's frame, mapped back to the world.
-#include "point_distance.h"
+#include "collide/point_distance.h"
 
 #include <math.h>
 

@@ -6,7 +6,7 @@
 
 #include <mujoco/mujoco.h>
 
-#include "reduction_basis.h"
+#include "config/reduction_basis.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,11 +1,11 @@
 // Effective inertia, equality condensation and the reduced inertia factor (see dynamics.h).
-#include "dynamics.h"
+#include "assemble/dynamics.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lapack_shim.h"
+#include "solver/lapack_shim.h"
 
 static int equality_rows_max(const mjModel* m) {
   int rows = 0;

@@ -14,8 +14,8 @@
 
 #include <mujoco/mujoco.h>
 
-#include "contact.h"
-#include "patch.h"
+#include "collide/contact.h"
+#include "collide/patch.h"
 
 #ifdef __cplusplus
 extern "C" {

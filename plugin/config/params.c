@@ -1,5 +1,5 @@
 // Contact parameter tables (see params.h).
-#include "params.h"
+#include "config/params.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,14 +8,14 @@
 
 #include <mujoco/mujoco.h>
 
-#include "condition.h"
-#include "config.h"
-#include "contact.h"
-#include "dynamics.h"
-#include "broadphase.h"
-#include "island.h"
-#include "params.h"
-#include "patch.h"
+#include "solver/condition.h"
+#include "config/config.h"
+#include "collide/contact.h"
+#include "assemble/dynamics.h"
+#include "collide/broadphase.h"
+#include "assemble/island.h"
+#include "config/params.h"
+#include "collide/patch.h"
 
 #ifdef __cplusplus
 extern "C" {

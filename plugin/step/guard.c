@@ -1,5 +1,5 @@
 // Guards around the contact step: see guard.h.
-#include "guard.h"
+#include "step/guard.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "instance.h"
-#include "lcp.h"
+#include "solver/lcp.h"
 
 int cusp_guard_init(cuspGuard* g, const mjModel* m) {
   g->nq = m->nq;

@@ -1,5 +1,5 @@
 // Contact markers for the viewer.
-#include "visualize.h"
+#include "publish/visualize.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 // Contact islands over kinematic trees (see island.h).
-#include "island.h"
+#include "assemble/island.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,8 +9,8 @@
 
 #include <mujoco/mujoco.h>
 
-#include "config.h"
-#include "contact.h"
+#include "config/config.h"
+#include "collide/contact.h"
 #include "solver/condition.h"
 
 #ifdef __cplusplus

@@ -30,12 +30,12 @@
 
 #include <mujoco/mujoco.h>
 
-#include "config.h"
-#include "contact.h"
-#include "broadphase.h"
-#include "dynamics.h"
-#include "params.h"
-#include "state.h"
+#include "config/config.h"
+#include "collide/contact.h"
+#include "collide/broadphase.h"
+#include "assemble/dynamics.h"
+#include "config/params.h"
+#include "publish/state.h"
 #include "solver/mcp.h"
 
 #ifdef __cplusplus

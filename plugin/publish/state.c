@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "instance.h"
-#include "patch.h"
-#include "state.h"
+#include "collide/patch.h"
+#include "publish/state.h"
 
 const char* const cusp_patch_slot_names[CUSP_PATCH_NSLOT] = {
     "Ln", "Lt", "Lo", "Lr", "s", "rho_t", "rho_r", "ecp_x", "ecp_y", "ecp_z", "mode"};

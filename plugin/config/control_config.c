@@ -1,5 +1,5 @@
 // Controller plugin configuration: parsing and validation of a key table (control_config.h).
-#include "control_config.h"
+#include "config/control_config.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 // cusp.contact configuration: key table, parsing, validation, overrides.
-#include "config.h"
+#include "config/config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "params.h"  // cusp_touches: the pipeline's rule of what registered geoms touch
+#include "config/params.h"  // cusp_touches: the pipeline's rule of what registered geoms touch
 
 #define CUSP_SOLVER_CHOICES "chain|fbnewton|lemke|pgs|ncpsmooth"
 

@@ -1,5 +1,5 @@
 // Copying the last step's contact results out of a cusp.contact instance (see contacts_api.h).
-#include "contacts_api.h"
+#include "publish/contacts_api.h"
 
 #include <string.h>
 

@@ -1,10 +1,10 @@
 // Plugin sensors: see sensors.h for what each kind reports.
-#include "sensors.h"
+#include "publish/sensors.h"
 
 #include <stdio.h>
 
-#include "contact.h"
-#include "patch.h"
+#include "collide/contact.h"
+#include "collide/patch.h"
 
 _Static_assert((int)CUSP_SENSOR_DIM >= (int)CUSP_NSTATE &&
                    (int)CUSP_SENSOR_DIM >= (int)CUSP_PATCH_NSLOT &&
