@@ -1,6 +1,6 @@
 // Registration of the cusp.contact engine plugin and its callbacks.
 // The step itself (detection, assembly, solve, correction) happens in advance(), after MuJoCo has
-// integrated the free motion: see design.md section 2.
+// integrated the free motion: see docs/architecture.md.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +11,7 @@
 #include "control/inverse.h"
 #include "config/config.h"
 #include "instance.h"
-#include "collide/patch.h"  // patch contact (issue 6)
+#include "collide/patch.h"
 #include "solver/lapack_shim.h"
 #include "solver/lcp.h"
 #include "publish/sensors.h"
@@ -39,7 +39,7 @@ static cuspInstance* get_instance(const mjModel* m, mjData* d, int instance) {
 //---------------------------------- callbacks ------------------------------------------------------
 
 static int cusp_nstate(const mjModel* m, int instance) {
-  // patch contact (issue 6): CUSP_PATCH_NSLOT observables per registered rigid body follow
+  // patch contact: CUSP_PATCH_NSLOT observables per registered rigid body follow
   return CUSP_NSTATE + CUSP_PATCH_NSLOT * cusp_patch_nbody(m, instance);
 }
 
@@ -135,8 +135,8 @@ static void cusp_visualize(const mjModel* m, mjData* d, const mjvOption* opt, mj
                            int instance) {
   const cuspInstance* inst = get_instance(m, d, instance);
   if (!inst || !inst->cfg.visualize) return;
-  cusp_visualize_step(scn, opt, inst->work.contacts, inst->work.ncontact, inst->work.patch.patch,
-                      inst->work.patch.npatch, m->opt.timestep, inst->cfg.force_scale);
+  cusp_visualize_step(scn, opt, inst->work.contacts, inst->work.ncontact, inst->work.patch.set.patch,
+                      inst->work.patch.set.npatch, m->opt.timestep, inst->cfg.force_scale);
 }
 
 //---------------------------------- registration ---------------------------------------------------

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "publish/sensors.h"
 
 //---------------------------------- registry
 //-------------------------------------------------------

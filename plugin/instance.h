@@ -5,7 +5,7 @@
 #include <mujoco/mujoco.h>
 
 #include "config/config.h"
-#include "publish/state.h"
+#include "state.h"
 #include "step/guard.h"
 #include "step/step.h"
 
@@ -17,7 +17,7 @@ extern "C" {
 typedef struct cuspInstance_ {
   cuspConfig cfg;      // validated configuration
   cuspStepWork work;   // per-step workspace and last step's contacts
-  cuspGuard guard;     // input checks and undo around the step (issue 8)
+  cuspGuard guard;     // input checks and undo around the step
   int warned;          // one warning per instance for numerical trouble
   // what the last step left, to notice a state set from outside (mj_setState, mujoco.rollout):
   // the warm start is then dropped, so results depend on the mjData's state alone

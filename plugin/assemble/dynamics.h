@@ -1,4 +1,4 @@
-// The dynamics a contact correction acts through (design.md section 2):
+// The dynamics a contact correction acts through:
 //   effective inertia  Meff = the matrix MuJoCo's integrator used for the free step
 //                      (Euler: M + h diag(dof_damping); implicitfast/implicit: M - h qDeriv, the
 //                      matrix MuJoCo factors, symmetrised; RK4: M), at time t as the integrator did;

@@ -1,4 +1,4 @@
-// Contact islands (design.md section 3.4): the kinematic trees a step's contacts join, grouped so
+// Contact islands: the kinematic trees a step's contacts join, grouped so
 // that each group is one independent complementarity problem. Trees are joined by a contact
 // between them, by an active equality constraint acting on both, and (implicit integrators) by
 // damping that couples their dofs in qDeriv; MuJoCo's own island pass groups constraints the same

@@ -1,4 +1,4 @@
-// Patch contact for registered rigid bodies (issue 6, design.md section 3.3): an equivalent contact
+// Patch contact for registered rigid bodies (docs/architecture.md): an equivalent contact
 // point (ECP) carrying the resultant normal impulse, non-penetration at every vertex of the patch,
 // and one friction wrench (Lt, Lo, Lr) at the ECP chosen by maximum dissipation on the ellipsoidal
 // limit surface (Lt/et)^2 + (Lo/eo)^2 + (Lr/er)^2 <= (mu Ln)^2 (Unicomp 26-30).
@@ -33,10 +33,6 @@
 #include "config/config.h"
 #include "collide/contact.h"
 #include "collide/broadphase.h"
-#include "assemble/dynamics.h"
-#include "config/params.h"
-#include "publish/state.h"
-#include "solver/mcp.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -77,61 +73,29 @@ typedef struct cuspPatch_ {
   int mode;                 // cuspContactMode
 } cuspPatch;
 
-// Workspace and persistent state of the patch problem for one mjData (allocated at init, grown
-// only when a step needs more patches or rows than ever before).
-typedef struct cuspPatchWork_ {
-  int nv;
-  int cap_patch;            // capacity of patch / prev
+// This step's patches and rigid point contacts of one mjData, with the detector's scratch
+// (allocated at init, grown only when a step finds more patches than ever before).
+typedef struct cuspPatchSet_ {
   int npatch;
-  cuspPatch* patch;         // (cap_patch) this step's patches
-  int nprev;
-  cuspPatch* prev;          // (cap_patch) last step's patches (warm start)
-  cuspPatch* sorted;        // (cap_patch) scratch: the patches reordered by island
-  int cap_rows, cap_z;
-  int nrows, nz;
-  int* row_of;              // (cap_patch) first row of each patch
-  int* z_of;                // (cap_patch) first unknown of each patch
-  mjtNum* J;                // (cap_rows x nv) row-major relative velocity rows
-  mjtNum* Jr;               // (cap_rows x nv) row-major reduced rows J N
-  mjtNum* X;                // (cap_rows x nv) row-major, row j: Mr^-1 Jr_j^T
-  mjtNum* W;                // (cap_rows x cap_rows) row-major Delassus J Meff^-1 J^T
-  int* span;                // (4 cap_rows) nonzero column ranges [lo, hi) of the rows of Jr and
-                            // X while W is formed, then of the rows of W
-  mjtNum* ub0;              // (cap_rows) velocity of the rows without impulse (+ gap terms)
-  mjtNum* p;                // (cap_rows) row impulses
-  mjtNum* ub;               // (cap_rows) row velocities
-  mjtNum* G;                // (cap_rows x cap_z) column-major d ub / d z
-  mjtNum* z, *F, *lo, *hi;  // (cap_z) MCP unknowns, residual, bounds
-  mjtNum* z_failed;         // (cap_z) a failed warm-started answer, while the cold restart runs
-  void* mcp_work;
-  size_t mcp_bytes;
-  void* detect_work;        // detector scratch (cusp_patch_detect_worksize)
-  int detect_points;        // largest point count of a body's geoms
-  int detect_regions;       // largest geom count of a body
-  mjtNum* jac;              // (6 x nv) scratch: jacp, jacr of one body
-  mjtNum* jac2;             // (6 x nv) scratch: the other body
-  mjtNum* dv;               // (nv) scratch: an island's velocities (free, then its correction)
-  mjtNum p_ref;             // N s, impulse scale of the residual rows
-  mjtNum k_ref;             // kg, inertia scale of the island (mean over its patches)
-  mjtNum eps_n;             // -, normal regularisation, times 1 / k of the patch (1/kg)
-  mjtNum eps_f;             // -, proximal term on the friction rows of the Newton matrix only,
-                            // times 1 / k of the patch (1/kg)
-  cuspMcpInfo info;         // last solve
-  int solves, failures;
-} cuspPatchWork;
+  int cap;                  // capacity of patch
+  cuspPatch* patch;         // (cap) this step's patches
+  void* scratch;            // detector scratch (cusp_patch_detect_worksize)
+  int points;               // largest point count of a body's geoms
+  int regions;              // largest geom count of a body
+} cuspPatchSet;
 
-int cusp_patch_work_init(cuspPatchWork* w, const mjModel* m);
-void cusp_patch_work_free(cuspPatchWork* w);
-// grow to hold npatch patches, nrows rows and nz unknowns (only allocation after init)
-int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz);
+int cusp_patch_set_init(cuspPatchSet* s, const mjModel* m);
+void cusp_patch_set_free(cuspPatchSet* s);
+// grow to hold n patches (the only allocation after init); 0, or -1 out of memory
+int cusp_patch_set_reserve(cuspPatchSet* s, int n);
 
 // ---- detection (patch_detect.c) ----
 
 // Detect this step's patches and rigid point contacts of the registered bodies of cfg at the
 // kinematics currently in d (q*), for the broad phase's body candidates: a registered body against
 // an environment geom (planes and box faces give patches; other geoms give point contacts) or
-// against another registered body. Fills w->patch, w->npatch; returns npatch, or -1 if out of memory.
-int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const cuspBroadphase* bp,
+// against another registered body. Fills s->patch, s->npatch; returns npatch, or -1 if out of memory.
+int cusp_patch_detect(cuspPatchSet* s, const cuspConfig* cfg, const cuspBroadphase* bp,
                       const mjModel* m, mjData* d);
 
 // Sizes of the detector's scratch for model m: the largest number of candidate points of one
@@ -141,7 +105,7 @@ void cusp_patch_detect_sizes(int* points, int* regions, const mjModel* m);
 size_t cusp_patch_detect_worksize(int points, int regions);
 
 // Append a point contact (one vertex, no torsion) made from a cuspContact of another detector.
-int cusp_patch_add_point(cuspPatchWork* w, const cuspContact* c, int source);
+int cusp_patch_add_point(cuspPatchSet* s, const cuspContact* c, int source);
 // The same into p (not appended): source is the contact's index in the caller's list.
 void cusp_patch_point(cuspPatch* p, const cuspContact* c, int source);
 
@@ -150,30 +114,10 @@ void cusp_patch_point(cuspPatch* p, const cuspContact* c, int source);
 // centroid (2) gets the region's centroid. Used for the default er.
 mjtNum cusp_patch_mean_distance(mjtNum centroid[2], const mjtNum* pts, int np);
 
-// ---- the problem (patch_solve.c) ----
-
-// Assemble (rows, Delassus through dyn) and solve the MCP of patches [first, first + count), one
-// island, warm-started from the previous step's patches (w->prev), fill their results and write
-// the island's velocity correction dv = N Mr^-1 Jr^T p into dv (nv, at the island's dofs only).
-// h: time step (s). Returns the solver status (0 solved); on failure the best iterate is used and
-// w->failures counts it. *max_pen gets the deepest linearised penetration after the correction (m).
-int cusp_patch_solve(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, int first, int count,
-                     const cuspConfig* cfg, const mjModel* m, const mjData* d, cuspDynamics* dyn,
-                     mjtNum h);
-
 // Limit surface of registered body b: writes et, eo, er with the config overrides applied over the
 // default (1, 1, er_default).
 void cusp_patch_limit_surface(mjtNum e[3], const cuspConfig* cfg, int body, mjtNum er_default);
 
-// ---- what it publishes per body (state.c) ----
-
-
-
-// Number of registered patch bodies of instance (from the config text; usable before init).
-int cusp_patch_nbody(const mjModel* m, int instance);
-
-// Publish the per-body slots (CUSP_PATCH_NSLOT per registered body) from w's patches.
-void cusp_patch_publish_bodies(mjtNum* slots, const cuspPatchWork* w, const cuspConfig* cfg);
 
 #ifdef __cplusplus
 }

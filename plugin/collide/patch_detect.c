@@ -1,4 +1,4 @@
-// Patch detection for registered rigid bodies (issue 6): the support feature of a body's geoms
+// Patch detection for registered rigid bodies: the support feature of a body's geoms
 // against a plane or a box face within margin, as a polygon in the surface plane with the gap at
 // its vertices; point contacts (MuJoCo's collision functions) for every other pair.
 #include <math.h>
@@ -31,7 +31,7 @@ typedef struct Cand_ {
   int geom;         // body geom that owns the point
 } Cand;
 
-// Per-step scratch of the patch detector, carved from cuspPatchWork.detect_work: sized at init by
+// Per-step scratch of the patch detector, carved from cuspPatchSet.scratch: sized at init by
 // the largest registered-body point count P (geom_point_count summed over a body's geoms) and
 // geom count R, so that no candidate, feature point or region is ever dropped.
 typedef struct Scratch_ {
@@ -486,11 +486,36 @@ void cusp_patch_limit_surface(mjtNum e[3], const cuspConfig* cfg, int body, mjtN
   }
 }
 
+//---------------------------------- the set of this step's patches -----------------------------------
+
+int cusp_patch_set_init(cuspPatchSet* s, const mjModel* m) {
+  memset(s, 0, sizeof(*s));
+  cusp_patch_detect_sizes(&s->points, &s->regions, m);
+  s->scratch = malloc(cusp_patch_detect_worksize(s->points, s->regions));
+  if (!s->scratch) return -1;
+  return cusp_patch_set_reserve(s, 8);
+}
+
+void cusp_patch_set_free(cuspPatchSet* s) {
+  free(s->patch);
+  free(s->scratch);
+  memset(s, 0, sizeof(*s));
+}
+
+int cusp_patch_set_reserve(cuspPatchSet* s, int n) {
+  if (n <= s->cap) return 0;
+  void* a = realloc(s->patch, (size_t)n * sizeof(cuspPatch));
+  if (!a) return -1;
+  s->patch = (cuspPatch*)a;
+  s->cap = n;
+  return 0;
+}
+
 //---------------------------------- patches --------------------------------------------------------
 
-static cuspPatch* new_patch(cuspPatchWork* w) {
-  if (w->npatch >= w->cap_patch) {
-    if (cusp_patch_work_reserve(w, 2 * w->cap_patch + 4, w->cap_rows, w->cap_z)) return NULL;
+static cuspPatch* new_patch(cuspPatchSet* w) {
+  if (w->npatch >= w->cap) {
+    if (cusp_patch_set_reserve(w, 2 * w->cap + 4)) return NULL;
   }
   cuspPatch* p = w->patch + w->npatch++;
   memset(p, 0, sizeof(*p));
@@ -547,10 +572,10 @@ size_t cusp_patch_detect_worksize(int points, int regions) {
 
 // Build the patch of body b on surface S from its geoms' points within margin. Returns 1 if a patch
 // was added, 0 if nothing is within margin, -1 out of memory.
-static int surface_patch(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m,
+static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m,
                          const mjData* d, int b, const Surface* S) {
   Scratch sc;
-  scratch_layout(&sc, w->detect_work, w->detect_points, w->detect_regions);
+  scratch_layout(&sc, w->scratch, w->points, w->regions);
   Cand *cand = sc.cand, *tmp = sc.tmp, *clip = sc.clip;
   int nc = 0, first_geom = -1;
   mjtNum gmin = INFINITY;
@@ -700,7 +725,7 @@ static int surface_patch(cuspPatchWork* w, const cuspConfig* cfg, const mjModel*
   return 1;
 }
 
-int cusp_patch_add_point(cuspPatchWork* w, const cuspContact* c, int source) {
+int cusp_patch_add_point(cuspPatchSet* w, const cuspContact* c, int source) {
   cuspPatch* p = new_patch(w);
   if (!p) return -1;
   cusp_patch_point(p, c, source);
@@ -726,7 +751,7 @@ void cusp_patch_point(cuspPatch* p, const cuspContact* c, int source) {
 }
 
 // point contacts between geom gb of registered body b and geom gs (MuJoCo's collision functions)
-static int point_contacts(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, mjData* d,
+static int point_contacts(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m, mjData* d,
                           int gb, int gs) {
   int t1 = m->geom_type[gb], t2 = m->geom_type[gs];
   int g1 = gb, g2 = gs, swapped = 0;
@@ -770,7 +795,7 @@ static int point_contacts(cuspPatchWork* w, const cuspConfig* cfg, const mjModel
 }
 
 // body b against environment geom g
-static int body_vs_env(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, mjData* d,
+static int body_vs_env(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m, mjData* d,
                        int b, int g) {
   int type = m->geom_type[g];
   Surface S;
@@ -790,7 +815,7 @@ static int body_vs_env(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m
     }
     if (!near) return 0;
     Scratch sc;
-    scratch_layout(&sc, w->detect_work, w->detect_points, w->detect_regions);
+    scratch_layout(&sc, w->scratch, w->points, w->regions);
     best_box_face(&S, sc.pts, m, d, g, b);
     S.body = m->geom_bodyid[g];
     return surface_patch(w, cfg, m, d, b, &S) < 0 ? -1 : 0;
@@ -816,10 +841,10 @@ static mjtNum support_score(const mjModel* m, const Surface* S) {
 // patch on the lower body's top face, so the upper body's published Ln and ECP are its support);
 // on equal scores (side by side, no gravity) the first found: body b on a's faces before a on b's
 // faces, so the representation does not flip from step to step with rounding.
-static int body_vs_body(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m, mjData* d,
+static int body_vs_body(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m, mjData* d,
                         int a, int b) {
   Scratch sc;
-  scratch_layout(&sc, w->detect_work, w->detect_points, w->detect_regions);
+  scratch_layout(&sc, w->scratch, w->points, w->regions);
   Surface best, S;
   mjtNum best_gap = -INFINITY, best_score = -INFINITY;
   int best_body = -1;
@@ -864,7 +889,7 @@ static int body_vs_body(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* 
   return 0;
 }
 
-int cusp_patch_detect(cuspPatchWork* w, const cuspConfig* cfg, const cuspBroadphase* bp,
+int cusp_patch_detect(cuspPatchSet* w, const cuspConfig* cfg, const cuspBroadphase* bp,
                       const mjModel* m, mjData* d) {
   w->npatch = 0;
   for (int i = 0; i < bp->ncand; i++) {

@@ -653,3 +653,53 @@ int cusp_config_disk_index(const cuspConfig* cfg, int g) {
 int cusp_config_patch_body_index(const cuspConfig* cfg, int b) {
   return index_in(cfg->patch_bodies, cfg->npatch_body, b);
 }
+
+int cusp_patch_nbody(const mjModel* m, int instance) {
+  const cuspConfigKey* key = NULL;
+  for (const cuspConfigKey* k = cusp_config_keys; k->key; k++) {
+    if (!strcmp(k->key, "bodies")) key = k;
+  }
+  if (!key) return 0;
+  const char* s = cusp_config_value(m, instance, key);
+  int n = 0, in = 0;
+  for (; s && *s; s++) {
+    if (isspace((unsigned char)*s)) in = 0;
+    else if (!in) { in = 1; n++; }
+  }
+  return n;
+}
+
+static const char* object_name(const mjModel* m, int objtype, int id) {
+  const char* name = mj_id2name(m, objtype, id);
+  return name ? name : "(unnamed)";
+}
+
+int cusp_sensor_validate(const mjModel* m, int instance, const cuspConfig* cfg, char* msg,
+                         int msg_sz) {
+  for (int i = 0; i < m->nsensor; i++) {
+    if (m->sensor_type[i] != mjSENS_PLUGIN || m->sensor_plugin[i] != instance) continue;
+    int type = m->sensor_objtype[i], id = m->sensor_objid[i];
+    const char* sensor = mj_id2name(m, mjOBJ_SENSOR, i);
+    if (type == mjOBJ_GEOM && cusp_config_disk_index(cfg, id) < 0) {
+      snprintf(msg, msg_sz,
+               "cusp.contact: sensor '%s': geom '%s' is not a registered contact disk (key "
+               "'disks')", sensor ? sensor : "(unnamed)", object_name(m, mjOBJ_GEOM, id));
+      return -1;
+    }
+    if ((type == mjOBJ_BODY || type == mjOBJ_XBODY) &&
+        cusp_config_patch_body_index(cfg, id) < 0) {
+      snprintf(msg, msg_sz,
+               "cusp.contact: sensor '%s': body '%s' is not a registered patch body (key "
+               "'bodies')", sensor ? sensor : "(unnamed)", object_name(m, mjOBJ_BODY, id));
+      return -1;
+    }
+    if (type != mjOBJ_UNKNOWN && type != mjOBJ_GEOM && type != mjOBJ_BODY &&
+        type != mjOBJ_XBODY) {
+      snprintf(msg, msg_sz,
+               "cusp.contact: sensor '%s': objtype must be geom (a disk), body (a patch body) "
+               "or absent (the instance's counters)", sensor ? sensor : "(unnamed)");
+      return -1;
+    }
+  }
+  return 0;
+}

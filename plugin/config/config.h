@@ -103,6 +103,14 @@ void cusp_config_override_clear(void);
 // Text of the keys table as a Markdown table (for mjcf/README.md; checked by a test).
 int cusp_config_markdown(char* out, int out_sz);
 
+// 0 if every sensor of this instance names a registered disk or patch body (or nothing);
+// else -1 and a message naming the sensor and its object.
+int cusp_sensor_validate(const mjModel* m, int instance, const cuspConfig* cfg, char* msg,
+                         int msg_sz);
+
+// Number of registered patch bodies of instance (from the config text; usable before init).
+int cusp_patch_nbody(const mjModel* m, int instance);
+
 #ifdef __cplusplus
 }
 #endif

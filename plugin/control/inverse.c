@@ -380,8 +380,8 @@ static int gather_contacts(cuspContact* out, const cuspInverse* inv, const mjMod
     if (out) out[n] = *c;
     n++;
   }
-  for (int i = 0; i < ci->work.patch.npatch; i++) {
-    const cuspPatch* p = ci->work.patch.patch + i;
+  for (int i = 0; i < ci->work.patch.set.npatch; i++) {
+    const cuspPatch* p = ci->work.patch.set.patch + i;
     // a patch with a source is one of the point contacts above
     if (p->source >= 0 || !models_pair(inv, m, p->body[0], p->body[1])) continue;
     for (int k = 0; k < p->nvert; k++, n++) {

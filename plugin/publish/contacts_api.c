@@ -20,7 +20,7 @@ int cusp_contacts_count(const mjModel* m, const mjData* d, int instance) {
   const cuspInstance* inst = find_instance(m, d, instance);
   if (!inst) return -1;
   int n = inst->work.ncontact;
-  for (int i = 0; i < inst->work.patch.npatch; i++) n += is_own_patch(inst->work.patch.patch + i);
+  for (int i = 0; i < inst->work.patch.set.npatch; i++) n += is_own_patch(inst->work.patch.set.patch + i);
   return n;
 }
 
@@ -46,8 +46,8 @@ int cusp_contacts_copy(const mjModel* m, const mjData* d, int instance, int capa
     if (geom) memcpy(geom + 2 * n, c->geom, 2 * sizeof(int));
     if (body) memcpy(body + 2 * n, c->body, 2 * sizeof(int));
   }
-  for (int i = 0; i < inst->work.patch.npatch && n < capacity; i++) {
-    const cuspPatch* p = inst->work.patch.patch + i;
+  for (int i = 0; i < inst->work.patch.set.npatch && n < capacity; i++) {
+    const cuspPatch* p = inst->work.patch.set.patch + i;
     if (!is_own_patch(p)) continue;
     if (pos) memcpy(pos + 3 * n, p->Ln > 0 ? p->ecp : p->origin, 3 * sizeof(double));
     if (frame) memcpy(frame + 9 * n, p->frame, 9 * sizeof(double));
@@ -74,8 +74,8 @@ double cusp_contacts_normal_force(const mjModel* m, const mjData* d, int instanc
   if (!inst) return 0;
   double impulse = 0;  // N s
   for (int i = 0; i < inst->work.ncontact; i++) impulse += inst->work.contacts[i].impulse_n;
-  for (int i = 0; i < inst->work.patch.npatch; i++) {
-    const cuspPatch* p = inst->work.patch.patch + i;
+  for (int i = 0; i < inst->work.patch.set.npatch; i++) {
+    const cuspPatch* p = inst->work.patch.set.patch + i;
     if (is_own_patch(p)) impulse += p->Ln;
   }
   return impulse / m->opt.timestep;

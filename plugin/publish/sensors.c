@@ -11,41 +11,6 @@ _Static_assert((int)CUSP_SENSOR_DIM >= (int)CUSP_NSTATE &&
                    (int)CUSP_SENSOR_DIM >= (int)CUSP_SENSOR_DISK_DIM,
                "every record must fit the sensor dimension");
 
-static const char* object_name(const mjModel* m, int objtype, int id) {
-  const char* name = mj_id2name(m, objtype, id);
-  return name ? name : "(unnamed)";
-}
-
-int cusp_sensor_validate(const mjModel* m, int instance, const cuspConfig* cfg, char* msg,
-                         int msg_sz) {
-  for (int i = 0; i < m->nsensor; i++) {
-    if (m->sensor_type[i] != mjSENS_PLUGIN || m->sensor_plugin[i] != instance) continue;
-    int type = m->sensor_objtype[i], id = m->sensor_objid[i];
-    const char* sensor = mj_id2name(m, mjOBJ_SENSOR, i);
-    if (type == mjOBJ_GEOM && cusp_config_disk_index(cfg, id) < 0) {
-      snprintf(msg, msg_sz,
-               "cusp.contact: sensor '%s': geom '%s' is not a registered contact disk (key "
-               "'disks')", sensor ? sensor : "(unnamed)", object_name(m, mjOBJ_GEOM, id));
-      return -1;
-    }
-    if ((type == mjOBJ_BODY || type == mjOBJ_XBODY) &&
-        cusp_config_patch_body_index(cfg, id) < 0) {
-      snprintf(msg, msg_sz,
-               "cusp.contact: sensor '%s': body '%s' is not a registered patch body (key "
-               "'bodies')", sensor ? sensor : "(unnamed)", object_name(m, mjOBJ_BODY, id));
-      return -1;
-    }
-    if (type != mjOBJ_UNKNOWN && type != mjOBJ_GEOM && type != mjOBJ_BODY &&
-        type != mjOBJ_XBODY) {
-      snprintf(msg, msg_sz,
-               "cusp.contact: sensor '%s': objtype must be geom (a disk), body (a patch body) "
-               "or absent (the instance's counters)", sensor ? sensor : "(unnamed)");
-      return -1;
-    }
-  }
-  return 0;
-}
-
 // dim 5 record of disk geom `disk` from the last step's contacts
 static void disk_record(mjtNum out[CUSP_SENSOR_DISK_DIM], const cuspStepWork* w, int disk) {
   mjtNum ln = 0, lf[3] = {0, 0, 0}, mu = 0;

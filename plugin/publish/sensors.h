@@ -1,4 +1,4 @@
-// Plugin sensors (design.md section 7): `<sensor><plugin instance="..." [objtype= objname=]/>`
+// Plugin sensors: `<sensor><plugin instance="..." [objtype= objname=]/>`
 // reads the last step's contact results of a cusp.contact instance into d->sensordata. Every
 // cusp sensor has CUSP_SENSOR_DIM = 14 values (MuJoCo's compiler asks for the dimension before it
 // has resolved the sensor's object, so it cannot depend on it); shorter records are zero-padded.
@@ -26,11 +26,6 @@ extern "C" {
 #endif
 
 enum { CUSP_SENSOR_DIM = 14, CUSP_SENSOR_DISK_DIM = 5 };
-
-// 0 if every sensor of this instance names a registered disk or patch body (or nothing);
-// else -1 and a message naming the sensor and its object.
-int cusp_sensor_validate(const mjModel* m, int instance, const cuspConfig* cfg, char* msg,
-                         int msg_sz);
 
 // Write the sensors of this instance from its published state and last contacts.
 void cusp_sensor_fill(const mjModel* m, mjData* d, int instance, const cuspInstance* inst);

@@ -116,7 +116,7 @@ int cusp_visualize_export(const mjModel* m, const mjData* d, int draw_points, in
     const cuspStepWork* w = &inst->work;
     cusp_visualize_contacts(&scn, w->contacts, w->ncontact, m->opt.timestep,
                             inst->cfg.force_scale, draw_points, draw_forces);
-    cusp_visualize_patches(&scn, w->patch.patch, w->patch.npatch, m->opt.timestep,
+    cusp_visualize_patches(&scn, w->patch.set.patch, w->patch.set.npatch, m->opt.timestep,
                            inst->cfg.force_scale, draw_points, draw_forces);
   }
   for (int k = 0; k < scn.ngeom; k++) {

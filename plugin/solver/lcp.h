@@ -172,6 +172,9 @@ void cusp_lcp_residual(mjtNum* w, cuspLcpInfo* info, const mjtNum* z, const cusp
 
 const char* cusp_lcp_status_string(cuspLcpStatus status);
 
+// Wall clock in seconds (C11 timespec_get): the solvers' and the step's timers.
+double cusp_now(void);
+
 #ifdef __cplusplus
 }
 #endif

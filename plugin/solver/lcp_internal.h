@@ -18,9 +18,6 @@ static inline mjtNum cusp_mid(mjtNum lo, mjtNum hi, mjtNum x) {
   return x < lo ? lo : (x > hi ? hi : x);
 }
 
-// Wall clock in seconds (C11 timespec_get).
-double cusp_now(void);
-
 // Validate sizes and bounds; on failure fills info (status BAD_INPUT) and returns 0.
 // need_bytes is compared with work_bytes.
 int cusp_lcp_check(cuspLcpInfo* info, const cuspLcpProblem* prob, size_t need_bytes,

@@ -1,12 +1,13 @@
 // Guards around the contact step: see guard.h.
 #include "step/guard.h"
 
+#include "state.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "instance.h"
 #include "solver/lcp.h"
 
 int cusp_guard_init(cuspGuard* g, const mjModel* m) {

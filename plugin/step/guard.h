@@ -1,4 +1,4 @@
-// Guards around the contact step (robustness, issue 8): bad inputs are refused before the step,
+// Guards around the contact step (robustness): bad inputs are refused before the step,
 // and a step whose correction would put a non-finite number into MuJoCo's state is undone.
 // Either way the free motion is kept, the status and the failure counter are set in the published
 // state, and the caller warns once per instance with the text written into `why`.

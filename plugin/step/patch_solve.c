@@ -1,12 +1,13 @@
-// The patch contact problem (issue 6; the model is documented in patch.h): rows, Delassus matrix
+// The patch contact problem (the model is documented in collide/patch.h): rows, Delassus matrix
 // through the shared dynamics (dynamics.h), the MCP residual and its Jacobian, the solve, the
 // results (Ln, L, ECP, saturations, mode) and the velocity correction.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "step/patch_solve.h"
+
 #include "solver/lapack_shim.h"
-#include "collide/patch.h"
 
 //---------------------------------- workspace ------------------------------------------------------
 
@@ -21,14 +22,12 @@ int cusp_patch_work_init(cuspPatchWork* w, const mjModel* m) {
   w->jac = (mjtNum*)calloc(6 * (size_t)m->nv + 1, sizeof(mjtNum));
   w->jac2 = (mjtNum*)calloc(6 * (size_t)m->nv + 1, sizeof(mjtNum));
   w->dv = (mjtNum*)calloc((size_t)m->nv + 1, sizeof(mjtNum));
-  cusp_patch_detect_sizes(&w->detect_points, &w->detect_regions, m);
-  w->detect_work = malloc(cusp_patch_detect_worksize(w->detect_points, w->detect_regions));
-  if (!w->jac || !w->jac2 || !w->dv || !w->detect_work) return -1;
+  if (!w->jac || !w->jac2 || !w->dv || cusp_patch_set_init(&w->set, m)) return -1;
   return cusp_patch_work_reserve(w, 8, 64, 72);
 }
 
 void cusp_patch_work_free(cuspPatchWork* w) {
-  free(w->patch);
+  cusp_patch_set_free(&w->set);
   free(w->prev);
   free(w->sorted);
   free(w->row_of);
@@ -48,7 +47,6 @@ void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->hi);
   free(w->z_failed);
   free(w->mcp_work);
-  free(w->detect_work);
   free(w->jac);
   free(w->jac2);
   free(w->dv);
@@ -56,11 +54,9 @@ void cusp_patch_work_free(cuspPatchWork* w) {
 }
 
 int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
+  if (cusp_patch_set_reserve(&w->set, npatch)) return -1;
   if (npatch > w->cap_patch) {
-    void* a = grow(w->patch, npatch * sizeof(cuspPatch));
-    if (!a) return -1;
-    w->patch = (cuspPatch*)a;
-    a = grow(w->prev, npatch * sizeof(cuspPatch));
+    void* a = grow(w->prev, npatch * sizeof(cuspPatch));
     if (!a) return -1;
     w->prev = (cuspPatch*)a;
     a = grow(w->sorted, npatch * sizeof(cuspPatch));
@@ -177,8 +173,8 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
   const int nrows = w->nrows, nz = w->nz;
   const mjtNum floor_impulse = 1e-12 * w->p_ref;
   // row impulses p from z
-  for (int i = 0; i < w->npatch; i++) {
-    const cuspPatch* P = w->patch + i;
+  for (int i = 0; i < w->nisland; i++) {
+    const cuspPatch* P = w->island + i;
     const mjtNum* zi = z + w->z_of[i];
     mjtNum* pi = w->p + w->row_of[i];
     Derived D;
@@ -199,8 +195,8 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
     w->ub[r] = s;
   }
   // residual
-  for (int i = 0; i < w->npatch; i++) {
-    const cuspPatch* P = w->patch + i;
+  for (int i = 0; i < w->nisland; i++) {
+    const cuspPatch* P = w->island + i;
     const mjtNum* zi = z + w->z_of[i];
     mjtNum* Fi = F + w->z_of[i];
     const mjtNum* ub = w->ub + w->row_of[i];
@@ -218,8 +214,8 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
 
   // G = d ub / d z (nrows x nz, column-major): columns of W combined by dp/dz
   memset(w->G, 0, (size_t)nrows * nz * sizeof(mjtNum));
-  for (int i = 0; i < w->npatch; i++) {
-    const cuspPatch* P = w->patch + i;
+  for (int i = 0; i < w->nisland; i++) {
+    const cuspPatch* P = w->island + i;
     const mjtNum* zi = z + w->z_of[i];
     int r0 = w->row_of[i], z0 = w->z_of[i];
     Derived D;
@@ -268,8 +264,8 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
   }
   // JF
   memset(JF, 0, (size_t)nz * nz * sizeof(mjtNum));
-  for (int i = 0; i < w->npatch; i++) {
-    const cuspPatch* P = w->patch + i;
+  for (int i = 0; i < w->nisland; i++) {
+    const cuspPatch* P = w->island + i;
     const mjtNum* zi = z + w->z_of[i];
     const mjtNum* ub = w->ub + w->row_of[i];
     int r0 = w->row_of[i], z0 = w->z_of[i];
@@ -380,7 +376,7 @@ static int same_patch(const cuspPatch* a, const cuspPatch* b) {
 
 // initial guess of patch i from last step; returns 0 (zi zeroed) if no match
 static int warm_start(cuspPatchWork* w, int i, mjtNum* zi) {
-  const cuspPatch* P = w->patch + i;
+  const cuspPatch* P = w->island + i;
   int K = P->nvert, ny = 2 + has_torsion(P);
   memset(zi, 0, patch_nz(P) * sizeof(mjtNum));
   for (int j = 0; j < w->nprev; j++) {
@@ -400,7 +396,7 @@ static int warm_start(cuspPatchWork* w, int i, mjtNum* zi) {
 // cold start of patch i's unknowns away from the kink z = 0 of the break case: the weight-scale
 // impulse spread over the vertices, no friction
 static void cold_start(cuspPatchWork* w, int i) {
-  const cuspPatch* P = w->patch + i;
+  const cuspPatch* P = w->island + i;
   mjtNum* z = w->z + w->z_of[i];
   mju_zero(z, patch_nz(P));
   for (int k = 0; k < P->nvert; k++) z[k] = w->p_ref / P->nvert;
@@ -421,15 +417,10 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
 int cusp_patch_solve(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, int first, int count,
                      const cuspConfig* cfg, const mjModel* m, const mjData* d, cuspDynamics* dyn,
                      mjtNum h) {
-  // the island's patches are viewed as the whole list while it is solved
-  cuspPatch* all = w->patch;
-  int nall = w->npatch;
-  w->patch = all + first;
-  w->npatch = count;
-  int status = solve_range(w, dv, max_pen, cfg, m, d, dyn, h);
-  w->patch = all;
-  w->npatch = nall;
-  return status;
+  // the island's patches: a view into this step's set while it is solved
+  w->island = w->set.patch + first;
+  w->nisland = count;
+  return solve_range(w, dv, max_pen, cfg, m, d, dyn, h);
 }
 
 static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cuspConfig* cfg,
@@ -439,21 +430,21 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   cusp_dynamics_gather(vloc, dyn, d->qvel);
   // layout
   int nrows = 0, nz = 0;
-  for (int i = 0; i < w->npatch; i++) {
+  for (int i = 0; i < w->nisland; i++) {
     w->row_of[i] = nrows;
     w->z_of[i] = nz;
-    nrows += patch_rows(w->patch + i);
-    nz += patch_nz(w->patch + i);
+    nrows += patch_rows(w->island + i);
+    nz += patch_nz(w->island + i);
   }
-  if (cusp_patch_work_reserve(w, w->npatch, nrows, nz)) return CUSP_LCP_NUMERICAL;
+  if (cusp_patch_work_reserve(w, w->nisland, nrows, nz)) return CUSP_LCP_NUMERICAL;
   w->nrows = nrows;
   w->nz = nz;
   *max_pen = 0;
-  if (!w->npatch) return 0;
+  if (!w->nisland) return 0;
 
   // rows, free velocities and gap terms
-  for (int i = 0; i < w->npatch; i++) {
-    const cuspPatch* P = w->patch + i;
+  for (int i = 0; i < w->nisland; i++) {
+    const cuspPatch* P = w->island + i;
     mjtNum* J = w->J + (size_t)w->row_of[i] * nv;
     patch_jacobian(w, P, dyn, m, d, J);
     for (int r = 0; r < patch_rows(P); r++) {
@@ -499,8 +490,8 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   for (int a = 0; a < nrows; a++) {
     nonzero_range(span + 2 * a, w->W + (size_t)a * nrows, nrows);
   }
-  for (int i = 0; i < w->npatch; i++) {
-    cuspPatch* P = w->patch + i;
+  for (int i = 0; i < w->nisland; i++) {
+    cuspPatch* P = w->island + i;
     mjtNum own = 0;
     for (int k = 0; k < P->nvert; k++) {
       int r = w->row_of[i] + k;
@@ -513,8 +504,8 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   diag = ndiag && diag > 0 ? diag / ndiag : 1;
   mjtNum gravity = mju_norm3(m->opt.gravity);
   w->k_ref = 1 / diag;
-  for (int i = 0; i < w->npatch; i++) {
-    if (!(w->patch[i].k > 0)) w->patch[i].k = w->k_ref;
+  for (int i = 0; i < w->nisland; i++) {
+    if (!(w->island[i].k > 0)) w->island[i].k = w->k_ref;
   }
   w->p_ref = w->k_ref * fmax(gravity * h, 1e-4);
   w->eps_n = 1e-9;  // times 1 / k of each patch: 1e-9 of its own mean normal diagonal
@@ -531,8 +522,8 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
 
   // bounds and warm start
   int warm = 0;  // some patch starts from the previous step's answer
-  for (int i = 0; i < w->npatch; i++) {
-    const cuspPatch* P = w->patch + i;
+  for (int i = 0; i < w->nisland; i++) {
+    const cuspPatch* P = w->island + i;
     int z0 = w->z_of[i], K = P->nvert, ny = 2 + has_torsion(P);
     for (int k = 0; k < K; k++) {
       w->lo[z0 + k] = 0;
@@ -560,7 +551,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     // natural residual 6.9e-3 after 200 and after 5000 iterations). Restart cold, keep the better.
     cuspMcpInfo warm_info = w->info;
     memcpy(w->z_failed, w->z, sizeof(mjtNum) * nz);
-    for (int i = 0; i < w->npatch; i++) cold_start(w, i);
+    for (int i = 0; i < w->nisland; i++) cold_start(w, i);
     status = cusp_mcp_fbnewton(w->z, NULL, &w->info, &prob, &opt, w->mcp_work, w->mcp_bytes);
     int iterations = warm_info.iterations + w->info.iterations;
     if (status != CUSP_LCP_SOLVED && !(w->info.residual < warm_info.residual)) {
@@ -576,8 +567,8 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   // results: evaluate once more at the returned z to get p and ub
   evaluate(w, w->z, w->F, NULL);
   mjtNum floor_impulse = 1e-12 * w->p_ref;
-  for (int i = 0; i < w->npatch; i++) {
-    cuspPatch* P = w->patch + i;
+  for (int i = 0; i < w->nisland; i++) {
+    cuspPatch* P = w->island + i;
     const mjtNum* zi = w->z + w->z_of[i];
     int K = P->nvert, ny = 2 + has_torsion(P);
     Derived D;
@@ -617,8 +608,8 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   cusp_dynamics_expand(dv, dyn, du);
   // linearised gaps after the correction: g + h J dv at every vertex (island rows)
   cusp_dynamics_gather(vloc, dyn, dv);
-  for (int i = 0; i < w->npatch; i++) {
-    const cuspPatch* P = w->patch + i;
+  for (int i = 0; i < w->nisland; i++) {
+    const cuspPatch* P = w->island + i;
     for (int k = 0; k < P->nvert; k++) {
       const mjtNum* row = w->J + (size_t)(w->row_of[i] + k) * nv;
       mjtNum after = P->gap[k] + h * mju_dot(row, vloc, nv);
@@ -626,4 +617,29 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     }
   }
   return status;
+}
+
+void cusp_patch_publish_bodies(mjtNum* slots, const cuspPatchWork* w, const cuspConfig* cfg) {
+  for (int i = 0; i < cfg->npatch_body; i++) {
+    mjtNum* s = slots + (size_t)i * CUSP_PATCH_NSLOT;
+    memset(s, 0, CUSP_PATCH_NSLOT * sizeof(mjtNum));
+    const cuspPatch* best = NULL;
+    for (int j = 0; j < w->set.npatch; j++) {
+      const cuspPatch* P = w->set.patch + j;
+      if (P->kind != CUSP_PATCH_SURFACE || P->body[0] != cfg->patch_bodies[i]) continue;
+      if (!best || P->Ln > best->Ln) best = P;
+    }
+    if (!best) continue;
+    s[CUSP_PATCH_LN] = best->Ln;
+    s[CUSP_PATCH_LT] = best->L[0];
+    s[CUSP_PATCH_LO] = best->L[1];
+    s[CUSP_PATCH_LR] = best->L[2];
+    s[CUSP_PATCH_S] = best->s;
+    s[CUSP_PATCH_RHO_T] = best->rho_t;
+    s[CUSP_PATCH_RHO_R] = best->rho_r;
+    s[CUSP_PATCH_ECP_X] = best->ecp[0];
+    s[CUSP_PATCH_ECP_Y] = best->ecp[1];
+    s[CUSP_PATCH_ECP_Z] = best->ecp[2];
+    s[CUSP_PATCH_MODE] = best->mode;
+  }
 }

@@ -1,4 +1,4 @@
-// The cusp contact step (design.md section 2): free motion, then correction.
+// The cusp contact step: free motion, then correction.
 #include "step/step.h"
 
 #include <math.h>
@@ -7,9 +7,8 @@
 
 #include "collide/detect.h"
 #include "config/params.h"
-#include "instance.h"
 #include "step/reduction_island.h"
-#include "solver/lcp_internal.h"  // cusp_now: the solve timer
+#include "solver/lcp.h"  // cusp_now: the solve timer
 
 //---------------------------------- workspace ------------------------------------------------------
 
@@ -156,7 +155,7 @@ void cusp_step_reset(cuspStepWork* w) {
   w->ncontact = 0;
   w->nprev = 0;
   w->patch.nprev = 0;
-  w->patch.npatch = 0;
+  w->patch.set.npatch = 0;
 }
 
 void cusp_step_record_start(cuspStepWork* w, const mjModel* m, const mjData* d) {
@@ -229,14 +228,14 @@ int cusp_step_copy_history(cuspStepWork* dst, const cuspStepWork* src, const cus
   memcpy(dst->prev_gamma, src->prev_gamma, (size_t)src->nprev * sizeof(mjtNum));
   dst->nprev = src->nprev;
   dst->info = src->info;
-  const cuspPatchWork* ps = &src->patch;  // patch contact (issue 6)
+  const cuspPatchWork* ps = &src->patch;
   cuspPatchWork* pd = &dst->patch;
   if (ps->cap_patch) {
-    int np = ps->npatch > ps->nprev ? ps->npatch : ps->nprev;
+    int np = ps->set.npatch > ps->nprev ? ps->set.npatch : ps->nprev;
     if (!pd->cap_patch || cusp_patch_work_reserve(pd, np, pd->cap_rows, pd->cap_z)) return -1;
-    memcpy(pd->patch, ps->patch, (size_t)ps->npatch * sizeof(cuspPatch));
+    memcpy(pd->set.patch, ps->set.patch, (size_t)ps->set.npatch * sizeof(cuspPatch));
     memcpy(pd->prev, ps->prev, (size_t)ps->nprev * sizeof(cuspPatch));
-    pd->npatch = ps->npatch;
+    pd->set.npatch = ps->set.npatch;
     pd->nprev = ps->nprev;
     pd->info = ps->info;
     pd->solves = ps->solves;
@@ -467,7 +466,7 @@ static void solve_patch_island(IslandResult* res, cuspStepWork* w, cuspDynamics*
   }
   // disk contacts solved as point patches get their results
   for (int i = p0; i < p0 + n; i++) {
-    const cuspPatch* P = pw->patch + i;
+    const cuspPatch* P = pw->set.patch + i;
     if (P->source < 0) continue;
     cuspContact* c = w->contacts + P->source;
     w->fn[P->source] = P->Ln;  // warm start of the LCP, should the contact leave the island
@@ -509,7 +508,7 @@ static mjtNum limit_failed_correction(cuspStepWork* w, cuspDynamics* dyn, int k,
   if (patches) {
     const cuspPatchWork* pw = &w->patch;
     for (int i = 0; i < npk; i++) {
-      const cuspPatch* P = pw->patch + p0 + i;
+      const cuspPatch* P = pw->set.patch + p0 + i;
       for (int v = 0; v < P->nvert; v++) {
         int row = pw->row_of[i] + v;
         allowance += pushout_energy(P->gap[v], pw->W[(size_t)row * pw->nrows + row], h, cfg);
@@ -550,7 +549,7 @@ static mjtNum limit_failed_correction(cuspStepWork* w, cuspDynamics* dyn, int k,
   }
   if (patches) {
     for (int i = p0; i < p0 + npk; i++) {
-      cuspPatch* P = w->patch.patch + i;
+      cuspPatch* P = w->patch.set.patch + i;
       P->Ln *= s;
       mju_scl(P->L, P->L, s, 3);
       mju_scl(P->lambda, P->lambda, s, P->nvert);
@@ -572,13 +571,13 @@ static int group(cuspStepWork* w, const mjModel* m, const mjData* d, int npatch)
     cusp_islands_join(isl, m, w->contacts[i].body[0], w->contacts[i].body[1]);
   }
   for (int i = 0; i < npatch; i++) {
-    cusp_islands_join(isl, m, pw->patch[i].body[0], pw->patch[i].body[1]);
+    cusp_islands_join(isl, m, pw->set.patch[i].body[0], pw->set.patch[i].body[1]);
   }
   for (int i = 0; i < w->ncontact; i++) {
     cusp_islands_mark(isl, m, w->contacts[i].body[0], w->contacts[i].body[1]);
   }
   for (int i = 0; i < npatch; i++) {
-    cusp_islands_mark(isl, m, pw->patch[i].body[0], pw->patch[i].body[1]);
+    cusp_islands_mark(isl, m, pw->set.patch[i].body[0], pw->set.patch[i].body[1]);
   }
   cusp_islands_finish(isl, m);
   int ni = isl->nisland;
@@ -606,7 +605,7 @@ static int group(cuspStepWork* w, const mjModel* m, const mjData* d, int npatch)
   int* cursor = w->island_cursor;
   for (int k = 0; k <= ni + 1; k++) pc[k] = has_patch[k] = 0;
   for (int i = 0; i < npatch; i++) {
-    cuspPatch* P = pw->patch + i;
+    cuspPatch* P = pw->set.patch + i;
     P->island = cusp_islands_of(isl, m, P->body[0], P->body[1]);
     if (P->island >= 0) has_patch[P->island] = 1;
     pc[(P->island >= 0 ? P->island : ni) + 1]++;
@@ -619,7 +618,7 @@ static int group(cuspStepWork* w, const mjModel* m, const mjData* d, int npatch)
   if (cusp_patch_work_reserve(pw, total, pw->cap_rows, pw->cap_z)) return -1;
   for (int k = 0; k <= ni; k++) cursor[k] = pc[k];
   for (int i = 0; i < npatch; i++) {
-    const cuspPatch* P = pw->patch + i;
+    const cuspPatch* P = pw->set.patch + i;
     pw->sorted[cursor[P->island >= 0 ? P->island : ni]++] = *P;
   }
   for (int k = 0; k < ni; k++) {
@@ -630,8 +629,8 @@ static int group(cuspStepWork* w, const mjModel* m, const mjData* d, int npatch)
       P->island = k;
     }
   }
-  if (total) memcpy(pw->patch, pw->sorted, total * sizeof(cuspPatch));
-  pw->npatch = total;
+  if (total) memcpy(pw->set.patch, pw->sorted, total * sizeof(cuspPatch));
+  pw->set.npatch = total;
   return ni;
 }
 
@@ -715,13 +714,13 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
   if (detect(w, m, d, cfg)) return -1;
   int npatch = 0;
   if (cfg->npatch_body) {
-    npatch = cusp_patch_detect(&w->patch, cfg, &w->bp, m, d);
+    npatch = cusp_patch_detect(&w->patch.set, cfg, &w->bp, m, d);
     if (npatch < 0) return -1;
   }
   int nc = w->ncontact;
   if (nc + npatch == 0) {
     w->nprev = 0;
-    w->patch.npatch = w->patch.nprev = 0;
+    w->patch.set.npatch = w->patch.nprev = 0;
     if (cfg->npatch_body) cusp_patch_publish_bodies(slots, &w->patch, cfg);
     return 0;
   }
@@ -748,7 +747,7 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
       unload(w->contacts + c0, nck);
       for (int i = c0; i < c0 + nck; i++) w->fn[i] = w->gamma[i] = 0;
       if (patches) {
-        for (int i = p0; i < p0 + npk; i++) w->patch.patch[i].Ln = 0;
+        for (int i = p0; i < p0 + npk; i++) w->patch.set.patch[i].Ln = 0;
       }
       if (rc) {
         failed++;
@@ -795,8 +794,8 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
     c->mode = contact_mode(c->impulse_n, c->slip, cfg);
     nmode[c->mode]++;
   }
-  for (int i = 0; i < w->patch.npatch; i++) {
-    cuspPatch* P = w->patch.patch + i;
+  for (int i = 0; i < w->patch.set.npatch; i++) {
+    cuspPatch* P = w->patch.set.patch + i;
     if (P->source >= 0) {
       P->mode = w->contacts[P->source].mode;  // a disk contact, counted above
     } else {
@@ -819,7 +818,7 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
   state[CUSP_STATE_REDUCTION_FALLBACKS] += fallbacks;
   if (cfg->npatch_body) cusp_patch_publish_bodies(slots, &w->patch, cfg);
   remember(w);
-  if (w->patch.npatch) memcpy(w->patch.prev, w->patch.patch, w->patch.npatch * sizeof(cuspPatch));
-  w->patch.nprev = w->patch.npatch;
+  if (w->patch.set.npatch) memcpy(w->patch.prev, w->patch.set.patch, w->patch.set.npatch * sizeof(cuspPatch));
+  w->patch.nprev = w->patch.set.npatch;
   return failed ? -1 : 0;
 }

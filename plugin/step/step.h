@@ -1,5 +1,5 @@
-// The cusp contact step, run from the plugin's advance() after MuJoCo's free motion (design.md
-// sections 2 and 3.4): kinematics at q*, detection of disk and patch contacts, islands, and per
+// The cusp contact step, run from the plugin's advance() after MuJoCo's free motion
+// (docs/architecture.md): kinematics at q*, detection of disk and patch contacts, islands, and per
 // island: dynamics (Meff, equality condensation, drift projection), assembly, solve (a disk-only
 // island: the conditioned LCP (CUSP 10-13) with any backend; an island with patch rows: the MCP
 // over all its rows), correction; then qvel and qpos corrected once and the results published.
@@ -15,7 +15,7 @@
 #include "collide/broadphase.h"
 #include "assemble/island.h"
 #include "config/params.h"
-#include "collide/patch.h"
+#include "step/patch_solve.h"
 
 #ifdef __cplusplus
 extern "C" {

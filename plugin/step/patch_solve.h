@@ -1,0 +1,88 @@
+// The rigid island problem of patch contact (the model is documented in collide/patch.h): its
+// workspace, the warm-start history, the solve, and the per-body slots it publishes.
+#ifndef CUSP_PLUGIN_STEP_PATCH_SOLVE_H_
+#define CUSP_PLUGIN_STEP_PATCH_SOLVE_H_
+
+#include <stddef.h>
+
+#include <mujoco/mujoco.h>
+
+#include "assemble/dynamics.h"
+#include "collide/patch.h"
+#include "config/config.h"
+#include "solver/mcp.h"
+#include "state.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Workspace and persistent state of the patch problem for one mjData (allocated at init, grown
+// only when a step needs more patches or rows than ever before).
+typedef struct cuspPatchWork_ {
+  int nv;
+  cuspPatchSet set;         // this step's patches (collide/patch.h)
+  int cap_patch;            // capacity of prev / sorted / row_of / z_of
+  int nisland;
+  cuspPatch* island;        // (nisland) view into set.patch: the island being solved
+  int nprev;
+  cuspPatch* prev;          // (cap_patch) last step's patches (warm start)
+  cuspPatch* sorted;        // (cap_patch) scratch: the patches reordered by island
+  int cap_rows, cap_z;
+  int nrows, nz;
+  int* row_of;              // (cap_patch) first row of each patch
+  int* z_of;                // (cap_patch) first unknown of each patch
+  mjtNum* J;                // (cap_rows x nv) row-major relative velocity rows
+  mjtNum* Jr;               // (cap_rows x nv) row-major reduced rows J N
+  mjtNum* X;                // (cap_rows x nv) row-major, row j: Mr^-1 Jr_j^T
+  mjtNum* W;                // (cap_rows x cap_rows) row-major Delassus J Meff^-1 J^T
+  int* span;                // (4 cap_rows) nonzero column ranges [lo, hi) of the rows of Jr and
+                            // X while W is formed, then of the rows of W
+  mjtNum* ub0;              // (cap_rows) velocity of the rows without impulse (+ gap terms)
+  mjtNum* p;                // (cap_rows) row impulses
+  mjtNum* ub;               // (cap_rows) row velocities
+  mjtNum* G;                // (cap_rows x cap_z) column-major d ub / d z
+  mjtNum* z, *F, *lo, *hi;  // (cap_z) MCP unknowns, residual, bounds
+  mjtNum* z_failed;         // (cap_z) a failed warm-started answer, while the cold restart runs
+  void* mcp_work;
+  size_t mcp_bytes;
+  mjtNum* jac;              // (6 x nv) scratch: jacp, jacr of one body
+  mjtNum* jac2;             // (6 x nv) scratch: the other body
+  mjtNum* dv;               // (nv) scratch: an island's velocities (free, then its correction)
+  mjtNum p_ref;             // N s, impulse scale of the residual rows
+  mjtNum k_ref;             // kg, inertia scale of the island (mean over its patches)
+  mjtNum eps_n;             // -, normal regularisation, times 1 / k of the patch (1/kg)
+  mjtNum eps_f;             // -, proximal term on the friction rows of the Newton matrix only,
+                            // times 1 / k of the patch (1/kg)
+  cuspMcpInfo info;         // last solve
+  int solves, failures;
+} cuspPatchWork;
+
+int cusp_patch_work_init(cuspPatchWork* w, const mjModel* m);
+void cusp_patch_work_free(cuspPatchWork* w);
+// grow to hold npatch patches, nrows rows and nz unknowns (only allocation after init)
+int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz);
+
+int cusp_patch_work_init(cuspPatchWork* w, const mjModel* m);
+void cusp_patch_work_free(cuspPatchWork* w);
+// grow to hold npatch patches, nrows rows and nz unknowns (only allocation after init)
+int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz);
+
+// ---- the problem (patch_solve.c) ----
+
+// Assemble (rows, Delassus through dyn) and solve the MCP of patches [first, first + count), one
+// island, warm-started from the previous step's patches (w->prev), fill their results and write
+// the island's velocity correction dv = N Mr^-1 Jr^T p into dv (nv, at the island's dofs only).
+// h: time step (s). Returns the solver status (0 solved); on failure the best iterate is used and
+// w->failures counts it. *max_pen gets the deepest linearised penetration after the correction (m).
+int cusp_patch_solve(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, int first, int count,
+                     const cuspConfig* cfg, const mjModel* m, const mjData* d, cuspDynamics* dyn,
+                     mjtNum h);
+
+// Publish the per-body slots (CUSP_PATCH_NSLOT per registered body) from this step's patches.
+void cusp_patch_publish_bodies(mjtNum* slots, const cuspPatchWork* w, const cuspConfig* cfg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif  // CUSP_PLUGIN_STEP_PATCH_SOLVE_H_
