@@ -46,6 +46,9 @@ void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->lo);
   free(w->hi);
   free(w->z_failed);
+  free(w->p_anchor);
+  free(w->w_diag);
+  free(w->z_anchor);
   free(w->mcp_work);
   free(w->jac);
   free(w->jac2);
@@ -86,8 +89,8 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
     a = grow(w->span, (size_t)nrows * 4 * sizeof(int));
     if (!a) return -1;
     w->span = (int*)a;
-    mjtNum** vec[3] = {&w->ub0, &w->p, &w->ub};
-    for (int i = 0; i < 3; i++) {
+    mjtNum** vec[5] = {&w->ub0, &w->p, &w->ub, &w->p_anchor, &w->w_diag};
+    for (int i = 0; i < 5; i++) {
       a = grow(*vec[i], nrows * sizeof(mjtNum));
       if (!a) return -1;
       *vec[i] = (mjtNum*)a;
@@ -95,8 +98,8 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
     a = grow(w->G, (size_t)nrows * nz * sizeof(mjtNum));
     if (!a) return -1;
     w->G = (mjtNum*)a;
-    mjtNum** zv[5] = {&w->z, &w->F, &w->lo, &w->hi, &w->z_failed};
-    for (int i = 0; i < 5; i++) {
+    mjtNum** zv[6] = {&w->z, &w->F, &w->lo, &w->hi, &w->z_failed, &w->z_anchor};
+    for (int i = 0; i < 6; i++) {
       a = grow(*zv[i], nz * sizeof(mjtNum));
       if (!a) return -1;
       *zv[i] = (mjtNum*)a;
@@ -192,6 +195,7 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
     mjtNum s = w->ub0[r];
     const mjtNum* Wr = w->W + (size_t)r * nrows;
     for (int c = w->span[2 * r]; c < w->span[2 * r + 1]; c++) s += Wr[c] * w->p[c];
+    if (w->prox > 0) s += w->prox * w->w_diag[r] * (w->p[r] - w->p_anchor[r]);
     w->ub[r] = s;
   }
   // residual
@@ -259,6 +263,7 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
         const mjtNum* Wc = w->W + (size_t)rows[a] * nrows;  // W symmetric: row = column
         int hi = w->span[2 * rows[a] + 1];
         for (int r = w->span[2 * rows[a]]; r < hi; r++) Gj[r] += coef[a] * Wc[r];
+        Gj[rows[a]] += coef[a] * w->prox * w->w_diag[rows[a]];  // (W + prox diag W) dp/dz
       }
     }
   }
@@ -307,8 +312,7 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
       for (int x = 0; x < ny; x++) {
         mjtNum dP = outside ? (qn > 0 ? rho / qn : 0) * (dq[x] - qh[x] * qdq) + qh[x] * drho
                             : dq[x];
-        col[z0 + K + x] = ((own && local == K + x ? 1 : 0) - dP) / P->k +
-                          (own && local == K + x ? w->eps_f / P->k : 0);
+        col[z0 + K + x] = ((own && local == K + x ? 1 : 0) - dP) / P->k;
       }
     }
   }
@@ -326,6 +330,139 @@ static int mcp_jacobian(mjtNum* J, int ldj, const mjtNum* z, int n, void* user) 
   mjtNum* F = w->F;  // scratch: the solver passes its own F buffer to the residual
   evaluate(w, z, F, J);
   return 0;
+}
+
+//---------------------------------- proximal-point solve -------------------------------------------
+
+// Natural residual max_i |z_i - mid(lo_i, hi_i, z_i - F_i)| of the problem itself (no proximal
+// term) at z; leaves w->p, w->ub and w->F at z.
+static mjtNum natural_residual(cuspPatchWork* w, const mjtNum* z) {
+  mjtNum prox = w->prox;
+  w->prox = 0;
+  evaluate(w, z, w->F, NULL);
+  w->prox = prox;
+  mjtNum r = 0;
+  for (int i = 0; i < w->nz; i++) {
+    mjtNum x = z[i] - w->F[i];
+    x = x < w->lo[i] ? w->lo[i] : (x > w->hi[i] ? w->hi[i] : x);
+    mjtNum e = fabs(z[i] - x);
+    if (!(e <= r)) r = e;  // NaN propagates
+  }
+  return r;
+}
+
+// Solve the island's MCP from w->z by proximal points on the row impulses: each inner problem
+// has W + rho diag(W) (positive definite even when the contacts are hyperstatic and W is singular,
+// the Newton matrix then regular; each row weighted by its own diagonal, so that bodies of very
+// unequal mass in one island move at the same pace) around the anchor p_a, the last inner
+// solution; the outer loop re-anchors until the problem itself (rho 0) holds to opt->tol, so the
+// regularisation vanishes at the answer. rho falls tenfold after an inner solve that converged,
+// rises tenfold after one that did not (its iterate is dropped if it did not help). A warm start
+// that already solves costs one residual; plain Newton is tried first (a few steps solve an island
+// that is not hyperstatic), and a last plain Newton polishes where the proximal steps stall.
+// Newton iterations over all solves are bounded by the work budget (solver/lcp.h); info gets
+// their sum and the final residual of the problem itself.
+static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob,
+                                    const cuspMcpOptions* opt) {
+  const int nz = w->nz, nrows = w->nrows;
+  const mjtNum rho_min = 1e-10, rho_max = 1e4;
+  mjtNum rho = 1e-2;
+  int newton = 0, evaluations = 0, lm = 0, budget_binds = 0;
+  // one work budget for the whole loop (solver/lcp.h), not one per inner solve
+  const int max_newton = cusp_solve_iteration_cap(&budget_binds, opt->max_iter, opt->work_budget,
+                                                  CUSP_ITER_NEWTON, nz, 0);
+  w->outer = 0;
+  w->prox = 0;
+  mjtNum res = natural_residual(w, w->z);
+  cuspLcpStatus status = res <= opt->tol ? CUSP_LCP_SOLVED : CUSP_LCP_MAX_ITER;
+  if (status != CUSP_LCP_SOLVED && isfinite(res)) {
+    // plain semismooth Newton first: where the island is not hyperstatic it converges
+    // quadratically in a few steps; only if it does not is the proximal loop needed
+    memcpy(w->z_anchor, w->z, sizeof(mjtNum) * nz);
+    cuspMcpOptions plain = *opt;
+    plain.warm_start = 1;
+    plain.max_iter = max_newton < 50 ? max_newton : 50;
+    cuspLcpStatus s = cusp_mcp_fbnewton(w->z, NULL, &w->info, prob, &plain, w->mcp_work,
+                                        w->mcp_bytes);
+    newton += w->info.iterations;
+    evaluations += w->info.evaluations;
+    lm += w->info.lm_steps;
+    mjtNum r = natural_residual(w, w->z);
+    if (r < res) {
+      res = r;
+      if (s == CUSP_LCP_SOLVED || res <= opt->tol) status = CUSP_LCP_SOLVED;
+    } else {
+      memcpy(w->z, w->z_anchor, sizeof(mjtNum) * nz);
+      natural_residual(w, w->z);
+    }
+  }
+  const int polish_reserve = max_newton / 4 < 30 ? max_newton / 4 : 30;  // for the polish below
+  while (status != CUSP_LCP_SOLVED && isfinite(res) && newton < max_newton - polish_reserve) {
+    memcpy(w->z_anchor, w->z, sizeof(mjtNum) * nz);
+    memcpy(w->p_anchor, w->p, sizeof(mjtNum) * nrows);  // p at z (natural_residual)
+    w->prox = rho;
+    cuspMcpOptions inner = *opt;
+    inner.warm_start = 1;
+    // an inner solve that needs more than a few dozen Newton steps is stuck (a stationary point
+    // of the FB merit that is not a solution): restart it more proximal instead
+    inner.max_iter = max_newton - polish_reserve - newton < 30 ? max_newton - polish_reserve - newton
+                                                                : 30;
+    inner.tol = fmax(0.5 * opt->tol, 1e-3 * res);  // inexact while far, exact near the answer
+    cuspLcpStatus s = cusp_mcp_fbnewton(w->z, NULL, &w->info, prob, &inner, w->mcp_work,
+                                        w->mcp_bytes);
+    newton += w->info.iterations;
+    evaluations += w->info.evaluations;
+    lm += w->info.lm_steps;
+    w->outer++;
+    w->prox = 0;
+    mjtNum r = natural_residual(w, w->z);
+    if (s == CUSP_LCP_SOLVED) {
+      rho = fmax(0.1 * rho, rho_min);  // less proximal: longer outer steps
+    } else {
+      rho = fmin(10 * rho, rho_max);  // the inner problem was too hard: more proximal
+      if (!(r < res)) {
+        memcpy(w->z, w->z_anchor, sizeof(mjtNum) * nz);  // and from the anchor again
+        r = natural_residual(w, w->z);
+      }
+      if (s == CUSP_LCP_NUMERICAL && !(r < res)) status = s;
+    }
+    res = r;
+    if (res <= opt->tol) status = CUSP_LCP_SOLVED;
+    else if (status != CUSP_LCP_NUMERICAL) status = CUSP_LCP_MAX_ITER;
+    else break;
+  }
+  w->prox = 0;
+  if (status == CUSP_LCP_MAX_ITER && isfinite(res) && newton < max_newton) {
+    // Newton polishing on the problem itself from the last iterate: where the proximal steps
+    // stall at the rounding floor of a nearly singular W, the plain semismooth Newton (with its
+    // Levenberg-Marquardt safeguard) can still take the residual below the tolerance
+    memcpy(w->z_anchor, w->z, sizeof(mjtNum) * nz);
+    cuspMcpOptions polish = *opt;
+    polish.warm_start = 1;
+    polish.max_iter = max_newton - newton < 30 ? max_newton - newton : 30;
+    cuspLcpStatus s = cusp_mcp_fbnewton(w->z, NULL, &w->info, prob, &polish, w->mcp_work,
+                                        w->mcp_bytes);
+    newton += w->info.iterations;
+    evaluations += w->info.evaluations;
+    lm += w->info.lm_steps;
+    mjtNum r = natural_residual(w, w->z);
+    if (r < res) {
+      res = r;
+      if (s == CUSP_LCP_SOLVED || res <= opt->tol) status = CUSP_LCP_SOLVED;
+    } else {
+      memcpy(w->z, w->z_anchor, sizeof(mjtNum) * nz);
+      natural_residual(w, w->z);
+    }
+  }
+  w->info.status = status;
+  w->info.iterations = newton;
+  w->info.evaluations = evaluations;
+  w->info.lm_steps = lm;
+  w->info.residual = res;
+  w->info.message = status == CUSP_LCP_SOLVED ? "solved"
+                    : budget_binds && newton >= max_newton ? "work budget reached"
+                                                           : "proximal loop did not converge";
+  return status;
 }
 
 //---------------------------------- assembly --------------------------------------------------------
@@ -489,6 +626,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   // a body touch the rows of its neighbours only): ub = ub0 + W p and dub/dz skip the rest
   for (int a = 0; a < nrows; a++) {
     nonzero_range(span + 2 * a, w->W + (size_t)a * nrows, nrows);
+    w->w_diag[a] = w->W[(size_t)a * nrows + a];
   }
   for (int i = 0; i < w->nisland; i++) {
     cuspPatch* P = w->island + i;
@@ -509,16 +647,10 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   }
   w->p_ref = w->k_ref * fmax(gravity * h, 1e-4);
   w->eps_n = 1e-9;  // times 1 / k of each patch: 1e-9 of its own mean normal diagonal
-  // Proximal term on the friction rows of the Newton matrix only (the residual F is exact, so the
-  // solution is that of the unregularised problem): friction that is statically indeterminate
-  // (the vertical friction on the shared face of two pushed blocks against their ground normals,
-  // a torsion carried by two patches) makes dF/dy singular in those directions, and the semismooth
-  // Newton then crawls along the flat set (Armijo steps of 2^-11, push_chain.xml stalled at a
-  // natural residual of 1e-10..3e-8 m/s in 51 of 2000 steps). 1e-2 of the mean normal diagonal:
-  // 0 failures in the push scenes (1e-3 left one in push_table.xml); the price is linear instead of
-  // quadratic convergence near a sticking solution (push_stick.xml: 4.5 instead of 0.2 iterations
-  // per step on average, max 8).
-  w->eps_f = 1e-2;  // times 1 / k of each patch: 1e-2 of its own mean normal diagonal
+  // Statically indeterminate contact (several contacts on one body: fingertips, a face on a face,
+  // a stack; the vertical friction on the shared face of two pushed blocks) leaves W singular and
+  // the impulses non-unique; the proximal-point loop (solve_proximal) makes every Newton matrix
+  // regular with W + prox I and lets the term vanish at the answer, so the physics there is exact.
 
   // bounds and warm start
   int warm = 0;  // some patch starts from the previous step's answer
@@ -543,8 +675,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   opt.max_iter = cfg->max_iterations;
   opt.warm_start = 1;
   // the solver's F buffer must differ from w->F (used as scratch by the Jacobian callback)
-  cuspLcpStatus status = cusp_mcp_fbnewton(w->z, NULL, &w->info, &prob, &opt, w->mcp_work,
-                                           w->mcp_bytes);
+  cuspLcpStatus status = solve_proximal(w, &prob, &opt);
   if (status != CUSP_LCP_SOLVED && warm) {
     // The FB merit of this MCP (Coulomb friction, not monotone) has stationary points that are
     // not solutions; a warm start can land in one's basin (tutorial arm pushing a box, t = 0.844 s:
@@ -552,7 +683,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     cuspMcpInfo warm_info = w->info;
     memcpy(w->z_failed, w->z, sizeof(mjtNum) * nz);
     for (int i = 0; i < w->nisland; i++) cold_start(w, i);
-    status = cusp_mcp_fbnewton(w->z, NULL, &w->info, &prob, &opt, w->mcp_work, w->mcp_bytes);
+    status = solve_proximal(w, &prob, &opt);
     int iterations = warm_info.iterations + w->info.iterations;
     if (status != CUSP_LCP_SOLVED && !(w->info.residual < warm_info.residual)) {
       memcpy(w->z, w->z_failed, sizeof(mjtNum) * nz);
