@@ -233,6 +233,13 @@ cuspFc3dOptions cusp_fc3d_default_options(void) {
   return o;
 }
 
+// the power of 2 nearest x > 0 (within a factor sqrt 2)
+static mjtNum pow2_near(mjtNum x) {
+  int e;
+  mjtNum m = frexp(x, &e);  // x = m 2^e, m in [0.5, 1)
+  return ldexp(1.0, m < 0.70710678118654752 ? e - 1 : e);
+}
+
 // gather island isl into s (scaled), its initial guess into z; returns pref
 static mjtNum gather_island(Island* s, mjtNum* z, const int* order, int first, int m,
                             const cuspFc3dProblem* p, const mjtNum* r, int warm) {
@@ -244,8 +251,10 @@ static mjtNum gather_island(Island* s, mjtNum* z, const int* order, int first, i
     for (int k = 0; k < 3; k++) qmax = fmax(qmax, fabs(p->q[3 * ca + k]));
   }
   diag /= m;
-  mjtNum k = diag > 0 ? 1 / diag : 1;
-  mjtNum pref = k * (qmax > 0 ? qmax : 1);
+  // both scales rounded to powers of 2: scaling is exact, so r -> z -> r round-trips bitwise
+  // (a warm start that solves stays exactly what it was)
+  mjtNum k = pow2_near(diag > 0 ? 1 / diag : 1);
+  mjtNum pref = pow2_near(k * (qmax > 0 ? qmax : 1));
   for (int b = 0; b < m; b++) {
     int cb = order[first + b];
     for (int jb = 0; jb < 3; jb++) {

@@ -218,6 +218,28 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
     }
   }
   if (status != CUSP_LCP_SOLVED && message[0] == 0) message = "iteration limit reached";
+  // a Newton iterate may end a little outside the box (within the tolerance): hand back its
+  // projection when that meets the tolerance as well, so a solution is feasible and a warm start
+  // from it is returned unchanged
+  int outside = 0;
+  for (int i = 0; i < n; i++) {
+    mjtNum l = lo ? lo[i] : 0, u = hi ? hi[i] : INFINITY;
+    zin[i] = cusp_mid(l, u, zbest[i]);
+    outside |= zin[i] != zbest[i];
+  }
+  if (outside && status != CUSP_LCP_BAD_INPUT) {
+    out->evaluations++;
+    if (prob->residual(F, zin, n, prob->user) == 0) {
+      mjtNum merit_p;
+      mjtNum nat_p = measure(&merit_p, zin, F, lo, hi, n);
+      if (nat_p <= fmax(opt->tol, best_nat)) {
+        memcpy(zbest, zin, sizeof(mjtNum) * n);
+        best_nat = nat_p;
+        best_merit = merit_p;
+        if (F_out) memcpy(F_out, F, sizeof(mjtNum) * n);
+      }
+    }
+  }
   // hand back the best iterate of the original problem (the last one when it solved)
   memcpy(z, zbest, sizeof(mjtNum) * n);
   out->status = status;
