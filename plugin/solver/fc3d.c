@@ -51,15 +51,19 @@ mjtNum cusp_fc3d_error(mjtNum* u, const mjtNum* r, const cuspFc3dProblem* p) {
 
 //---------------------------------- one island as an MCP ----------------------------------------
 
-// Island of m contacts in scaled form: z = r / pref, v = k u / pref = Ws z + qs (+ prox), with
-// Ws = k W, qs = k q / pref; F_n = v_n, F_t = z_t - Proj_{|.| <= mu z_n+}(z_t - v_t).
+// Island of m contacts in scaled form: z = r / pref, v_i = k_i u_i / pref = Ws z + qs (+ prox)
+// with k_i = 1 / W_nn,i of contact i (to the nearest power of 2; rows of a contact scaled by its
+// own k_i), Ws = D W, qs = D q / pref, D = diag(k_i); F_n = v_n and
+// F_t = z_t - Proj_{|.| <= mu z_n+}(z_t - v_t): the natural map with step k_i. The proximal term
+// rho (k_i / k) (z - anchor) is D (rho / k) (r - r_anchor) / pref: W + (rho / k) I, k the island's.
 typedef struct Island_ {
   int m, n;             // contacts, unknowns (3 m)
   mjtNum* Ws;           // (n x n) column-major, k W of the island
   mjtNum* qs;           // (n)
   mjtNum* mu;           // (m)
   mjtNum* v;            // (n) scratch: scaled velocity
-  mjtNum rho;           // proximal weight (0: the original problem); Ws's scale is 1
+  mjtNum* wprox;        // (n) proximal weight of each row: k_i / k of the island
+  mjtNum rho;           // proximal weight (0: the original problem)
   const mjtNum* anchor; // (n) proximal anchor (scaled reactions), NULL if rho = 0
 } Island;
 
@@ -73,8 +77,34 @@ static void island_velocity(Island* s, const mjtNum* z) {
     for (int i = 0; i < n; i++) s->v[i] += Wj[i] * zj;
   }
   if (s->rho > 0) {
-    for (int i = 0; i < n; i++) s->v[i] += s->rho * (z[i] - s->anchor[i]);
+    for (int i = 0; i < n; i++) s->v[i] += s->rho * s->wprox[i] * (z[i] - s->anchor[i]);
   }
+}
+
+// P (2) := projection of x (2) onto the disk |P| <= R (R >= 0); Px (2 x 2, row-major) := dP/dx
+// and PR (2) := dP/dR (an element of the generalized Jacobian on the circle |x| = R), if
+// Px != NULL. Returns 1 if P = x (inside the disk).
+static int disk_projection(mjtNum P[2], mjtNum Px[4], mjtNum PR[2], const mjtNum x[2],
+                           mjtNum R) {
+  mjtNum t = sqrt(x[0] * x[0] + x[1] * x[1]);
+  if (t <= R) {
+    P[0] = x[0];
+    P[1] = x[1];
+    return 1;
+  }
+  mjtNum a = t > 0 ? R / t : 0;
+  P[0] = a * x[0];
+  P[1] = a * x[1];
+  if (Px) {
+    mjtNum h0 = t > 0 ? x[0] / t : 0, h1 = t > 0 ? x[1] / t : 0;
+    Px[0] = a * (1 - h0 * h0);
+    Px[1] = -a * h0 * h1;
+    Px[2] = Px[1];
+    Px[3] = a * (1 - h1 * h1);
+    PR[0] = h0;
+    PR[1] = h1;
+  }
+  return 0;
 }
 
 static int island_residual(mjtNum* F, const mjtNum* z, int n, void* user) {
@@ -86,12 +116,10 @@ static int island_residual(mjtNum* F, const mjtNum* z, int n, void* user) {
     const mjtNum* vc = s->v + 3 * c;
     mjtNum* Fc = F + 3 * c;
     Fc[0] = vc[0];
-    mjtNum x1 = zc[1] - vc[1], x2 = zc[2] - vc[2];
-    mjtNum R = zc[0] > 0 ? s->mu[c] * zc[0] : 0;
-    mjtNum t = sqrt(x1 * x1 + x2 * x2);
-    mjtNum scale = t > R ? (t > 0 ? R / t : 0) : 1;
-    Fc[1] = zc[1] - scale * x1;
-    Fc[2] = zc[2] - scale * x2;
+    mjtNum x[2] = {zc[1] - vc[1], zc[2] - vc[2]}, P[2];
+    disk_projection(P, NULL, NULL, x, zc[0] > 0 ? s->mu[c] * zc[0] : 0);
+    Fc[1] = zc[1] - P[0];
+    Fc[2] = zc[2] - P[1];
   }
   return 0;
 }
@@ -102,34 +130,29 @@ static int island_jacobian(mjtNum* J, int ldj, const mjtNum* z, int n, void* use
   // G = Ws + rho I = dv/dz; normal rows and sticking tangential rows are rows of G
   for (int j = 0; j < n; j++) {
     memcpy(J + (size_t)j * ldj, s->Ws + (size_t)j * n, sizeof(mjtNum) * n);
-    J[j + (size_t)j * ldj] += s->rho;
+    J[j + (size_t)j * ldj] += s->rho * s->wprox[j];
   }
   for (int c = 0; c < s->m; c++) {
     const mjtNum* zc = z + 3 * c;
     const mjtNum* vc = s->v + 3 * c;
-    mjtNum x[2] = {zc[1] - vc[1], zc[2] - vc[2]};
-    mjtNum R = zc[0] > 0 ? s->mu[c] * zc[0] : 0;
-    mjtNum t = sqrt(x[0] * x[0] + x[1] * x[1]);
-    if (t <= R) continue;  // inside the disk: F_t = v_t
-    // sliding (or no normal impulse): F_t = z_t - R x/t with x = z_t - v_t, so
-    // dF_t = E_t - (R/t)(I - xh xh^T)(E_t - G_t) - mu xh e_n^T [z_n > 0]
-    mjtNum xh[2] = {x[0] / t, x[1] / t};
-    mjtNum a = R / t;
-    mjtNum P[2][2] = {{a * (1 - xh[0] * xh[0]), -a * xh[0] * xh[1]},
-                      {-a * xh[1] * xh[0], a * (1 - xh[1] * xh[1])}};
+    mjtNum x[2] = {zc[1] - vc[1], zc[2] - vc[2]}, P[2], Px[4], PR[2];
+    if (disk_projection(P, Px, PR, x, zc[0] > 0 ? s->mu[c] * zc[0] : 0)) {
+      continue;  // inside the disk: F_t = v_t, rows of G
+    }
+    // F_t = z_t - P(x, R) with x = z_t - v_t, R = mu z_n+:
+    // dF_t = E_t - Px (E_t - G_t) - PR mu e_n^T [z_n > 0]
     int r1 = 3 * c + 1, r2 = 3 * c + 2;
     for (int j = 0; j < n; j++) {
       mjtNum* Jj = J + (size_t)j * ldj;
       // rows r1, r2 of G in column j are still in Jj (set above)
-      mjtNum g1 = Jj[r1], g2 = Jj[r2];
-      mjtNum d1 = (j == r1) - g1, d2 = (j == r2) - g2;  // (E_t - G_t) column j
-      Jj[r1] = (j == r1) - (P[0][0] * d1 + P[0][1] * d2);
-      Jj[r2] = (j == r2) - (P[1][0] * d1 + P[1][1] * d2);
+      mjtNum d1 = (j == r1) - Jj[r1], d2 = (j == r2) - Jj[r2];  // (E_t - G_t) column j
+      Jj[r1] = (j == r1) - (Px[0] * d1 + Px[1] * d2);
+      Jj[r2] = (j == r2) - (Px[2] * d1 + Px[3] * d2);
     }
     if (zc[0] > 0) {
       mjtNum* Jn = J + (size_t)(3 * c) * ldj;
-      Jn[r1] -= s->mu[c] * xh[0];
-      Jn[r2] -= s->mu[c] * xh[1];
+      Jn[r1] -= s->mu[c] * PR[0];
+      Jn[r2] -= s->mu[c] * PR[1];
     }
   }
   return 0;
@@ -211,9 +234,9 @@ static Layout layout(int nc, int largest) {
   size_t nn = (size_t)(3 * largest > 0 ? 3 * largest : 1);
   L.nmax = 3 * largest;
   L.ints = CUSP_ALIGN(sizeof(int) * (3 * (size_t)nc + 2));
-  // Ws (nmax^2), qs, v, z, lo, F (nmax each), mu (largest)
+  // Ws (nmax^2), qs, v, wprox, z, lo, F (nmax each), mu (largest)
   L.island = CUSP_ALIGN(sizeof(mjtNum) *
-                        (nn * nn + 5 * nn + (size_t)(largest > 0 ? largest : 1) + 3 * (size_t)nc));
+                        (nn * nn + 6 * nn + (size_t)(largest > 0 ? largest : 1) + 3 * (size_t)nc));
   L.mcp = CUSP_ALIGN(cusp_mcp_proximal_worksize(L.nmax));
   L.total = L.ints + L.island + L.mcp;
   return L;
@@ -255,6 +278,14 @@ static mjtNum gather_island(Island* s, mjtNum* z, const int* order, int first, i
   // (a warm start that solves stays exactly what it was)
   mjtNum k = pow2_near(diag > 0 ? 1 / diag : 1);
   mjtNum pref = pow2_near(k * (qmax > 0 ? qmax : 1));
+  // rows of contact a scaled by its own k_a = 1 / W_nn,a (the natural map's step and the row
+  // scale of F: contacts on light and heavy bodies alike see O(1) numbers)
+  for (int a = 0; a < m; a++) {
+    int ca = order[first + a];
+    mjtNum d = p->W[(size_t)(3 * ca) * p->ldw + 3 * ca];
+    mjtNum ka = d > 0 ? pow2_near(1 / d) : k;
+    for (int i = 0; i < 3; i++) s->wprox[3 * a + i] = ka / k;
+  }
   for (int b = 0; b < m; b++) {
     int cb = order[first + b];
     for (int jb = 0; jb < 3; jb++) {
@@ -262,14 +293,16 @@ static mjtNum gather_island(Island* s, mjtNum* z, const int* order, int first, i
       mjtNum* Scol = s->Ws + (size_t)(3 * b + jb) * n;
       for (int a = 0; a < m; a++) {
         int ca = order[first + a];
-        for (int ia = 0; ia < 3; ia++) Scol[3 * a + ia] = k * Wcol[3 * ca + ia];
+        mjtNum ka = k * s->wprox[3 * a];
+        for (int ia = 0; ia < 3; ia++) Scol[3 * a + ia] = ka * Wcol[3 * ca + ia];
       }
     }
   }
   for (int a = 0; a < m; a++) {
     int ca = order[first + a];
+    mjtNum ka = k * s->wprox[3 * a];
     s->mu[a] = p->mu[ca];
-    for (int i = 0; i < 3; i++) s->qs[3 * a + i] = k * p->q[3 * ca + i] / pref;
+    for (int i = 0; i < 3; i++) s->qs[3 * a + i] = ka * p->q[3 * ca + i] / pref;
     if (warm) {
       for (int i = 0; i < 3; i++) z[3 * a + i] = r[3 * ca + i] / pref;
     } else {
@@ -329,7 +362,8 @@ cuspLcpStatus cusp_fc3d_solve(mjtNum* r, mjtNum* u, cuspFc3dInfo* info,
   s.Ws = (mjtNum*)((char*)work + L.ints);
   s.qs = s.Ws + nn * nn;
   s.v = s.qs + nn;
-  mjtNum* z = s.v + nn;
+  s.wprox = s.v + nn;
+  mjtNum* z = s.wprox + nn;
   mjtNum* lo = z + nn;
   mjtNum* F = lo + nn;
   s.mu = F + nn;
