@@ -127,7 +127,8 @@ def machine():
                 model = line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return {"cpu": model, "nproc": os.cpu_count(), "date": datetime.date.today().isoformat()}
+    return {"cpu": model, "nproc": os.cpu_count(), "date": datetime.date.today().isoformat(),
+            "loadavg": [round(x, 2) for x in os.getloadavg()]}
 
 
 def main():
@@ -190,7 +191,8 @@ def write_markdown(path, res):
     out = [
         "# FC3D: cusp-fc3d against Siconos Numerics",
         "",
-        f"{m['date']}, {m['cpu']}, nproc {m['nproc']}; tolerance {res['tol']:g}; times are each "
+        f"{m['date']}, {m['cpu']}, nproc {m['nproc']} (load average {m['loadavg'][0]} at the end of "
+        f"the run: other jobs shared the machine); tolerance {res['tol']:g}; times are each "
         f"solver's own wall time for the solve (file read excluded), best of {res['repeat']} runs "
         "(runs over 1 s once). Produced by `bench/fc3d/run.py`.",
         "",
