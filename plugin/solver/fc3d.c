@@ -51,18 +51,18 @@ mjtNum cusp_fc3d_error(mjtNum* u, const mjtNum* r, const cuspFc3dProblem* p) {
 
 //---------------------------------- one island as an MCP ----------------------------------------
 
-// Island of m contacts in scaled form: z = r / pref, v_i = k_i u_i / pref = Ws z + qs (+ prox)
-// with k_i = 1 / W_nn,i of contact i (to the nearest power of 2; rows of a contact scaled by its
-// own k_i), Ws = D W, qs = D q / pref, D = diag(k_i); F_n = v_n and
-// F_t = z_t - Proj_{|.| <= mu z_n+}(z_t - v_t): the natural map with step k_i. The proximal term
-// rho (k_i / k) (z - anchor) is D (rho / k) (r - r_anchor) / pref: W + (rho / k) I, k the island's.
+// Island of m contacts in scaled form: z = r / pref, v = D u / pref = Ws z + qs (+ prox), with
+// D = diag(kn_i, kt_i, kt_i) per contact (kn_i = 1 / W_nn,i, kt_i = 1 / mean W_tt,i, each to the
+// nearest power of 2), Ws = D W, qs = D q / pref; F_n = v_n and
+// F_t = z_t - Proj_{|.| <= mu z_n+}(z_t - v_t): the natural map with step kt_i. The proximal term
+// rho (D / k) (z - anchor) is D (rho / k) (r - r_anchor) / pref: W + (rho / k) I, k the island's.
 typedef struct Island_ {
   int m, n;             // contacts, unknowns (3 m)
   mjtNum* Ws;           // (n x n) column-major, k W of the island
   mjtNum* qs;           // (n)
   mjtNum* mu;           // (m)
   mjtNum* v;            // (n) scratch: scaled velocity
-  mjtNum* wprox;        // (n) proximal weight of each row: k_i / k of the island
+  mjtNum* wprox;        // (n) row scale of D over k of the island (= proximal weight of the row)
   mjtNum rho;           // proximal weight (0: the original problem)
   const mjtNum* anchor; // (n) proximal anchor (scaled reactions), NULL if rho = 0
 } Island;
@@ -278,13 +278,17 @@ static mjtNum gather_island(Island* s, mjtNum* z, const int* order, int first, i
   // (a warm start that solves stays exactly what it was)
   mjtNum k = pow2_near(diag > 0 ? 1 / diag : 1);
   mjtNum pref = pow2_near(k * (qmax > 0 ? qmax : 1));
-  // rows of contact a scaled by its own k_a = 1 / W_nn,a (the natural map's step and the row
-  // scale of F: contacts on light and heavy bodies alike see O(1) numbers)
+  // rows of contact a scaled by its own steps: the normal row by 1 / W_nn,a, the tangential rows
+  // (the natural map's step) by 1 / mean(W_t1t1, W_t2t2) of the contact: contacts on light and
+  // heavy bodies alike see O(1) numbers (the tangential step of its own: OneObject 27 -> 11,
+  // Confeti 39 -> 32 Newton iterations, Capsules 203 -> 217)
   for (int a = 0; a < m; a++) {
-    int ca = order[first + a];
-    mjtNum d = p->W[(size_t)(3 * ca) * p->ldw + 3 * ca];
-    mjtNum ka = d > 0 ? pow2_near(1 / d) : k;
-    for (int i = 0; i < 3; i++) s->wprox[3 * a + i] = ka / k;
+    const mjtNum* Wa = p->W + (size_t)(3 * order[first + a]) * p->ldw + 3 * order[first + a];
+    mjtNum dn = Wa[0], dt = 0.5 * (Wa[1 + (size_t)p->ldw] + Wa[2 + 2 * (size_t)p->ldw]);
+    mjtNum kn = dn > 0 ? pow2_near(1 / dn) : k;
+    mjtNum kt = dt > 0 ? pow2_near(1 / dt) : kn;
+    s->wprox[3 * a] = kn / k;
+    s->wprox[3 * a + 1] = s->wprox[3 * a + 2] = kt / k;
   }
   for (int b = 0; b < m; b++) {
     int cb = order[first + b];
@@ -293,16 +297,16 @@ static mjtNum gather_island(Island* s, mjtNum* z, const int* order, int first, i
       mjtNum* Scol = s->Ws + (size_t)(3 * b + jb) * n;
       for (int a = 0; a < m; a++) {
         int ca = order[first + a];
-        mjtNum ka = k * s->wprox[3 * a];
-        for (int ia = 0; ia < 3; ia++) Scol[3 * a + ia] = ka * Wcol[3 * ca + ia];
+        for (int ia = 0; ia < 3; ia++) {
+          Scol[3 * a + ia] = k * s->wprox[3 * a + ia] * Wcol[3 * ca + ia];
+        }
       }
     }
   }
   for (int a = 0; a < m; a++) {
     int ca = order[first + a];
-    mjtNum ka = k * s->wprox[3 * a];
     s->mu[a] = p->mu[ca];
-    for (int i = 0; i < 3; i++) s->qs[3 * a + i] = ka * p->q[3 * ca + i] / pref;
+    for (int i = 0; i < 3; i++) s->qs[3 * a + i] = k * s->wprox[3 * a + i] * p->q[3 * ca + i] / pref;
     if (warm) {
       for (int i = 0; i < 3; i++) z[3 * a + i] = r[3 * ca + i] / pref;
     } else {

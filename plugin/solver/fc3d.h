@@ -2,15 +2,16 @@
 // velocities u (3 per contact, normal first) with
 //   u = W r + q,   per contact i:  0 <= r_n  _|_  u_n >= 0,
 //                                  r_t = Proj_{|.| <= mu_i r_n}(r_t - k_i u_t)
-// (isotropic Coulomb cone, no torsion; k_i = 1 / W_nn,i, the step of the natural map of contact i:
-// per contact, like cusp's patches, as contacts on light and heavy bodies share islands; one k for
-// all cost 40 instead of 27 Newton iterations on OneObject, 91 instead of 85 on BoxesStack). At a
+// (isotropic Coulomb cone, no torsion; k_i = 1 / mean(W_t1t1, W_t2t2) of contact i, the step of
+// its natural map: per contact, as cusp's patches have their own, since contacts on light and
+// heavy bodies share islands; one k = 1 / mean W_nn for all cost 40 instead of 11 Newton
+// iterations on OneObject, 91 instead of 80 on BoxesStack). At a
 // solution this is de Saxce's cone complementarity K_i  r_i _|_ u_i + mu_i |u_t,i| e_n
 // in K_i*: stick (u = 0, r in K), slide (u_n = 0, r_t = -mu r_n u_t / |u_t|) or take-off (r = 0).
 //
 // Method: the contacts are split into islands (connected components of the nonzero 3 x 3 blocks
 // of W); each island is one MCP in the scaled unknowns z = r / p (p = k max |q| over the island,
-// k = 1 / its mean W_nn: O(1) numbers for the Newton solver) with F_n = k_i u_n / p and
+// k = 1 / its mean W_nn: O(1) numbers for the Newton solver) with F_n = u_n / (W_nn,i p) and
 // F_t = z_t - Proj(z_t - k_i u_t / p),
 // solved by cusp_mcp_proximal around the FB Newton solver (W is often singular: hyperstatic
 // stacks, several contacts per body). The proximal step regularises W to W + (rho / k) I about the
