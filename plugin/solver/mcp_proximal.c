@@ -63,12 +63,50 @@ cuspMcpProxOptions cusp_mcp_proximal_default_options(void) {
   o.inner_tol_rel = 1e-2;
   o.inner_max_iter = 30;
   o.max_iterations = 400;
+  o.plain_first_iter = 0;
+  o.polish_iter = 0;
   return o;
 }
 
 size_t cusp_mcp_proximal_worksize(int n) {
   size_t nn = (size_t)(n > 0 ? n : 1);
   return CUSP_ALIGN(cusp_mcp_worksize(n)) + CUSP_ALIGN(4 * nn * sizeof(mjtNum));
+}
+
+//---------------------------------- plain Newton on the original problem -----------------------
+
+// At most max_iter FB Newton steps on the original problem from z; the result replaces z (and the
+// best iterate) if it lowers the natural residual; *status := SOLVED if it meets opt->tol.
+static void plain_newton(mjtNum* z, mjtNum* nat, mjtNum* merit, mjtNum* best_nat,
+                         mjtNum* best_merit, mjtNum* zbest, mjtNum* F_out, cuspLcpStatus* status,
+                         cuspMcpProxInfo* info, const cuspMcpProblem* prob,
+                         const cuspMcpOptions* opt, int max_iter, mjtNum* zin, mjtNum* F,
+                         void* work, size_t inner_bytes) {
+  if (max_iter <= 0) return;
+  const int n = prob->n;
+  cuspMcpOptions o = *opt;
+  o.warm_start = 1;
+  o.max_iter = max_iter;
+  memcpy(zin, z, sizeof(mjtNum) * n);
+  cuspMcpInfo in;
+  cusp_mcp_fbnewton(zin, NULL, &in, prob, &o, work, inner_bytes);
+  info->inner_iterations += in.iterations;
+  info->mcp.lm_steps += in.lm_steps;
+  info->mcp.evaluations += in.evaluations + 1;
+  if (in.status == CUSP_LCP_BAD_INPUT || prob->residual(F, zin, n, prob->user)) return;
+  mjtNum m;
+  mjtNum r = measure(&m, zin, F, prob->lo, prob->hi, n);
+  if (!(r < *nat)) return;
+  memcpy(z, zin, sizeof(mjtNum) * n);
+  *nat = r;
+  *merit = m;
+  if (r < *best_nat) {
+    *best_nat = r;
+    *best_merit = m;
+    memcpy(zbest, zin, sizeof(mjtNum) * n);
+    if (F_out) memcpy(F_out, F, sizeof(mjtNum) * n);
+  }
+  if (r <= opt->tol) *status = CUSP_LCP_SOLVED;
 }
 
 //---------------------------------- the outer loop ----------------------------------------------
@@ -108,6 +146,9 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
   if (po.max_outer <= 0) po.max_outer = 60;
   if (po.inner_max_iter <= 0) po.inner_max_iter = 30;
   if (po.max_iterations <= 0) po.max_iterations = 400;
+  if (po.plain_first_iter < 0) po.plain_first_iter = 0;
+  if (po.polish_iter < 0) po.polish_iter = 0;
+  const int polish = po.polish_iter < po.max_iterations / 4 ? po.polish_iter : po.max_iterations / 4;
   if (!(po.inner_tol_factor > 0 && po.inner_tol_factor <= 1)) po.inner_tol_factor = 0.1;
   if (!(po.inner_tol_rel >= 0)) po.inner_tol_rel = 1e-2;
 
@@ -142,6 +183,12 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
   cuspMcpOptions in_opt = *opt;
   in_opt.warm_start = 1;
   mjtNum rho = po.rho0 > 0 ? fmin(fmax(po.rho0, po.rho_min), po.rho_max) : 1e-3;
+  if (status == CUSP_LCP_MAX_ITER && isfinite(nat) && po.plain_first_iter > 0) {
+    plain_newton(z, &nat, &merit, &best_nat, &best_merit, zbest, F_out, &status, info, prob,
+                 opt, po.plain_first_iter < po.max_iterations - polish
+                              ? po.plain_first_iter : po.max_iterations - polish,
+                 zin, F, work, inner_bytes);
+  }
   while (status == CUSP_LCP_MAX_ITER) {
     if (!isfinite(nat)) {
       status = CUSP_LCP_NUMERICAL;
@@ -152,7 +199,7 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
       message = "outer iteration limit reached";
       break;
     }
-    int left = po.max_iterations - info->inner_iterations;
+    int left = po.max_iterations - polish - info->inner_iterations;
     if (left <= 0) {
       message = "iteration limit reached";
       break;
@@ -216,6 +263,15 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
       }
       rho = fmin(rho * po.rho_increase, po.rho_max);
     }
+  }
+  if ((status == CUSP_LCP_MAX_ITER || status == CUSP_LCP_NUMERICAL) && isfinite(best_nat) &&
+      polish > 0) {
+    // Newton polish of the best iterate: where the proximal steps stall at the rounding floor of
+    // a nearly singular problem, the plain Newton's Levenberg-Marquardt steps may still finish
+    memcpy(z, zbest, sizeof(mjtNum) * n);
+    nat = best_nat;
+    plain_newton(z, &nat, &merit, &best_nat, &best_merit, zbest, F_out, &status, info, prob,
+                 opt, polish, zin, F, work, inner_bytes);
   }
   if (status != CUSP_LCP_SOLVED && message[0] == 0) message = "iteration limit reached";
   // a Newton iterate may end a little outside the box (within the tolerance): hand back its

@@ -49,6 +49,11 @@ typedef struct cuspMcpProxOptions_ {
   int inner_max_iter;       // Newton iterations per inner solve (default 30; opt->max_iter is
                             // ignored, opt->work_budget applies to each inner solve)
   int max_iterations;       // Newton iterations over all inner solves (default 400)
+  int plain_first_iter;     // plain Newton steps on the original problem before the loop (0: none;
+                            // where the problem is not degenerate they converge quadratically)
+  int polish_iter;          // plain Newton steps on the original problem from the best iterate
+                            // when the loop has not solved it (0: none), kept if they improve it;
+                            // reserved out of max_iterations
 } cuspMcpProxOptions;
 
 typedef struct cuspMcpProxInfo_ {

@@ -8,6 +8,7 @@
 #include "step/patch_solve.h"
 
 #include "solver/lapack_shim.h"
+#include "solver/mcp_proximal.h"
 
 //---------------------------------- workspace ------------------------------------------------------
 
@@ -104,7 +105,7 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
       if (!a) return -1;
       *zv[i] = (mjtNum*)a;
     }
-    size_t bytes = cusp_mcp_worksize(nz);
+    size_t bytes = cusp_mcp_proximal_worksize(nz);
     a = grow(w->mcp_work, bytes);
     if (!a) return -1;
     w->mcp_work = a;
@@ -334,134 +335,42 @@ static int mcp_jacobian(mjtNum* J, int ldj, const mjtNum* z, int n, void* user) 
 
 //---------------------------------- proximal-point solve -------------------------------------------
 
-// Natural residual max_i |z_i - mid(lo_i, hi_i, z_i - F_i)| of the problem itself (no proximal
-// term) at z; leaves w->p, w->ub and w->F at z.
-static mjtNum natural_residual(cuspPatchWork* w, const mjtNum* z) {
-  mjtNum prox = w->prox;
+// The proximal switch of the shared core (solver/mcp_proximal.h): rho > 0 makes the row velocities
+// ub0 + W p + rho diag(W) (p - p(anchor)), so that W + rho diag(W) is positive definite even when
+// the contacts are hyperstatic and W is singular (each row weighted by its own diagonal: bodies of
+// very unequal mass in one island move at the same pace); rho = 0 restores the problem itself.
+static void patch_prox(void* user, mjtNum rho, const mjtNum* anchor) {
+  cuspPatchWork* w = (cuspPatchWork*)user;
   w->prox = 0;
-  evaluate(w, z, w->F, NULL);
-  w->prox = prox;
-  mjtNum r = 0;
-  for (int i = 0; i < w->nz; i++) {
-    mjtNum x = z[i] - w->F[i];
-    x = x < w->lo[i] ? w->lo[i] : (x > w->hi[i] ? w->hi[i] : x);
-    mjtNum e = fabs(z[i] - x);
-    if (!(e <= r)) r = e;  // NaN propagates
+  if (rho > 0 && anchor) {
+    evaluate(w, anchor, w->z_anchor, NULL);  // p at the anchor (its F into scratch)
+    memcpy(w->p_anchor, w->p, sizeof(mjtNum) * w->nrows);
+    w->prox = rho;
   }
-  return r;
 }
 
-// Solve the island's MCP from w->z by proximal points on the row impulses: each inner problem
-// has W + rho diag(W) (positive definite even when the contacts are hyperstatic and W is singular,
-// the Newton matrix then regular; each row weighted by its own diagonal, so that bodies of very
-// unequal mass in one island move at the same pace) around the anchor p_a, the last inner
-// solution; the outer loop re-anchors until the problem itself (rho 0) holds to opt->tol, so the
-// regularisation vanishes at the answer. rho falls tenfold after an inner solve that converged,
-// rises tenfold after one that did not (its iterate is dropped if it did not help). A warm start
-// that already solves costs one residual; plain Newton is tried first (a few steps solve an island
-// that is not hyperstatic), and a last plain Newton polishes where the proximal steps stall.
-// Newton iterations over all solves are bounded by the work budget (solver/lcp.h); info gets
-// their sum and the final residual of the problem itself.
+// Solve the island's MCP from w->z with the shared proximal-point core: plain semismooth Newton
+// first (a few steps solve an island that is not hyperstatic), then proximal points that vanish at
+// the answer, then a plain Newton polish where they stall; one work budget (solver/lcp.h) bounds
+// the Newton steps of all of them. A warm start that already solves costs one residual.
 static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob,
                                     const cuspMcpOptions* opt) {
-  const int nz = w->nz, nrows = w->nrows;
-  const mjtNum rho_min = 1e-10, rho_max = 1e4;
-  mjtNum rho = 1e-2;
-  int newton = 0, evaluations = 0, lm = 0, budget_binds = 0;
-  // one work budget for the whole loop (solver/lcp.h), not one per inner solve
-  const int max_newton = cusp_solve_iteration_cap(&budget_binds, opt->max_iter, opt->work_budget,
-                                                  CUSP_ITER_NEWTON, nz, 0);
-  w->outer = 0;
-  w->prox = 0;
-  mjtNum res = natural_residual(w, w->z);
-  cuspLcpStatus status = res <= opt->tol ? CUSP_LCP_SOLVED : CUSP_LCP_MAX_ITER;
-  if (status != CUSP_LCP_SOLVED && isfinite(res)) {
-    // plain semismooth Newton first: where the island is not hyperstatic it converges
-    // quadratically in a few steps; only if it does not is the proximal loop needed
-    memcpy(w->z_anchor, w->z, sizeof(mjtNum) * nz);
-    cuspMcpOptions plain = *opt;
-    plain.warm_start = 1;
-    plain.max_iter = max_newton < 50 ? max_newton : 50;
-    cuspLcpStatus s = cusp_mcp_fbnewton(w->z, NULL, &w->info, prob, &plain, w->mcp_work,
-                                        w->mcp_bytes);
-    newton += w->info.iterations;
-    evaluations += w->info.evaluations;
-    lm += w->info.lm_steps;
-    mjtNum r = natural_residual(w, w->z);
-    if (r < res) {
-      res = r;
-      if (s == CUSP_LCP_SOLVED || res <= opt->tol) status = CUSP_LCP_SOLVED;
-    } else {
-      memcpy(w->z, w->z_anchor, sizeof(mjtNum) * nz);
-      natural_residual(w, w->z);
-    }
-  }
-  const int polish_reserve = max_newton / 4 < 30 ? max_newton / 4 : 30;  // for the polish below
-  while (status != CUSP_LCP_SOLVED && isfinite(res) && newton < max_newton - polish_reserve) {
-    memcpy(w->z_anchor, w->z, sizeof(mjtNum) * nz);
-    memcpy(w->p_anchor, w->p, sizeof(mjtNum) * nrows);  // p at z (natural_residual)
-    w->prox = rho;
-    cuspMcpOptions inner = *opt;
-    inner.warm_start = 1;
-    // an inner solve that needs more than a few dozen Newton steps is stuck (a stationary point
-    // of the FB merit that is not a solution): restart it more proximal instead
-    inner.max_iter = max_newton - polish_reserve - newton < 30 ? max_newton - polish_reserve - newton
-                                                                : 30;
-    inner.tol = fmax(0.5 * opt->tol, 1e-3 * res);  // inexact while far, exact near the answer
-    cuspLcpStatus s = cusp_mcp_fbnewton(w->z, NULL, &w->info, prob, &inner, w->mcp_work,
-                                        w->mcp_bytes);
-    newton += w->info.iterations;
-    evaluations += w->info.evaluations;
-    lm += w->info.lm_steps;
-    w->outer++;
-    w->prox = 0;
-    mjtNum r = natural_residual(w, w->z);
-    if (s == CUSP_LCP_SOLVED) {
-      rho = fmax(0.1 * rho, rho_min);  // less proximal: longer outer steps
-    } else {
-      rho = fmin(10 * rho, rho_max);  // the inner problem was too hard: more proximal
-      if (!(r < res)) {
-        memcpy(w->z, w->z_anchor, sizeof(mjtNum) * nz);  // and from the anchor again
-        r = natural_residual(w, w->z);
-      }
-      if (s == CUSP_LCP_NUMERICAL && !(r < res)) status = s;
-    }
-    res = r;
-    if (res <= opt->tol) status = CUSP_LCP_SOLVED;
-    else if (status != CUSP_LCP_NUMERICAL) status = CUSP_LCP_MAX_ITER;
-    else break;
-  }
-  w->prox = 0;
-  if (status == CUSP_LCP_MAX_ITER && isfinite(res) && newton < max_newton) {
-    // Newton polishing on the problem itself from the last iterate: where the proximal steps
-    // stall at the rounding floor of a nearly singular W, the plain semismooth Newton (with its
-    // Levenberg-Marquardt safeguard) can still take the residual below the tolerance
-    memcpy(w->z_anchor, w->z, sizeof(mjtNum) * nz);
-    cuspMcpOptions polish = *opt;
-    polish.warm_start = 1;
-    polish.max_iter = max_newton - newton < 30 ? max_newton - newton : 30;
-    cuspLcpStatus s = cusp_mcp_fbnewton(w->z, NULL, &w->info, prob, &polish, w->mcp_work,
-                                        w->mcp_bytes);
-    newton += w->info.iterations;
-    evaluations += w->info.evaluations;
-    lm += w->info.lm_steps;
-    mjtNum r = natural_residual(w, w->z);
-    if (r < res) {
-      res = r;
-      if (s == CUSP_LCP_SOLVED || res <= opt->tol) status = CUSP_LCP_SOLVED;
-    } else {
-      memcpy(w->z, w->z_anchor, sizeof(mjtNum) * nz);
-      natural_residual(w, w->z);
-    }
-  }
-  w->info.status = status;
-  w->info.iterations = newton;
-  w->info.evaluations = evaluations;
-  w->info.lm_steps = lm;
-  w->info.residual = res;
-  w->info.message = status == CUSP_LCP_SOLVED ? "solved"
-                    : budget_binds && newton >= max_newton ? "work budget reached"
-                                                           : "proximal loop did not converge";
+  int budget_binds = 0;
+  cuspMcpProxOptions po = cusp_mcp_proximal_default_options();
+  po.max_iterations = cusp_solve_iteration_cap(&budget_binds, opt->max_iter, opt->work_budget,
+                                               CUSP_ITER_NEWTON, w->nz, 0);
+  po.plain_first_iter = 50;
+  po.polish_iter = 30;
+  po.rho0 = 1e-2;
+  po.rho_max = 1e4;
+  po.inner_tol_rel = 1e-3;
+  po.inner_tol_factor = 0.5;
+  cuspMcpProxInfo info;
+  cuspLcpStatus status = cusp_mcp_proximal(w->z, NULL, &info, prob, patch_prox, opt, &po,
+                                           w->mcp_work, w->mcp_bytes);
+  w->info = info.mcp;
+  w->outer = info.outer;
+  if (status == CUSP_LCP_MAX_ITER && budget_binds) w->info.message = "work budget reached";
   return status;
 }
 
