@@ -208,7 +208,7 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
     Derived D;
     derive(&D, P, zi, floor_impulse);
     int K = P->nvert, T = has_torsion(P), ny = 2 + T;
-    for (int k = 0; k < K; k++) Fi[k] = ub[k] + w->eps_n / P->k * zi[k];
+    for (int k = 0; k < K; k++) Fi[k] = ub[k];
     // y = P(y - r u~) onto the ball |y| <= mu Ln (Alart-Curnier style natural map, r = k_ref)
     mjtNum q[3], rho;
     mjtNum qn = projection_argument(q, &rho, P, &D, zi, ub);
@@ -290,7 +290,7 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
       int own = local >= 0 && local < K + ny;
       // normal rows
       for (int k = 0; k < K; k++) {
-        col[z0 + k] = Gj[r0 + k] + (own && local == k ? w->eps_n / P->k : 0);
+        col[z0 + k] = Gj[r0 + k];
       }
       // derivatives of Ln and of the ECP offset with respect to z_j
       mjtNum dLn = (own && local < K && zi[local] > 0) ? 1 : 0, ddt = 0, ddo = 0;
@@ -555,7 +555,6 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     if (!(w->island[i].k > 0)) w->island[i].k = w->k_ref;
   }
   w->p_ref = w->k_ref * fmax(gravity * h, 1e-4);
-  w->eps_n = 1e-9;  // times 1 / k of each patch: 1e-9 of its own mean normal diagonal
   // Statically indeterminate contact (several contacts on one body: fingertips, a face on a face,
   // a stack; the vertical friction on the shared face of two pushed blocks) leaves W singular and
   // the impulses non-unique; the proximal-point loop (solve_proximal) makes every Newton matrix

@@ -56,7 +56,6 @@ typedef struct cuspPatchWork_ {
   mjtNum* dv;               // (nv) scratch: an island's velocities (free, then its correction)
   mjtNum p_ref;             // N s, impulse scale of the residual rows
   mjtNum k_ref;             // kg, inertia scale of the island (mean over its patches)
-  mjtNum eps_n;             // -, normal regularisation, times 1 / k of the patch (1/kg)
   cuspMcpInfo info;         // last solve (iterations: Newton iterations of every inner solve)
   int outer;                // proximal outer iterations of the last solve
   int solves, failures;
