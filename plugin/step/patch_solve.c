@@ -50,6 +50,8 @@ void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->p_anchor);
   free(w->w_diag);
   free(w->z_anchor);
+  free(w->z_scale);
+  free(w->z_phys);
   free(w->mcp_work);
   free(w->jac);
   free(w->jac2);
@@ -99,8 +101,9 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
     a = grow(w->G, (size_t)nrows * nz * sizeof(mjtNum));
     if (!a) return -1;
     w->G = (mjtNum*)a;
-    mjtNum** zv[6] = {&w->z, &w->F, &w->lo, &w->hi, &w->z_failed, &w->z_anchor};
-    for (int i = 0; i < 6; i++) {
+    mjtNum** zv[8] = {&w->z, &w->F, &w->lo, &w->hi, &w->z_failed, &w->z_anchor, &w->z_scale,
+                      &w->z_phys};
+    for (int i = 0; i < 8; i++) {
       a = grow(*zv[i], nz * sizeof(mjtNum));
       if (!a) return -1;
       *zv[i] = (mjtNum*)a;
@@ -319,9 +322,16 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
   }
 }
 
+// The solver works on scaled unknowns z / z_scale (velocities, m/s); the problem in N s.
+static const mjtNum* physical(cuspPatchWork* w, const mjtNum* z) {
+  for (int i = 0; i < w->nz; i++) w->z_phys[i] = z[i] * w->z_scale[i];
+  return w->z_phys;
+}
+
 static int mcp_residual(mjtNum* F, const mjtNum* z, int n, void* user) {
   (void)n;
-  evaluate((cuspPatchWork*)user, z, F, NULL);
+  cuspPatchWork* w = (cuspPatchWork*)user;
+  evaluate(w, physical(w, z), F, NULL);
   return 0;
 }
 
@@ -329,7 +339,11 @@ static int mcp_jacobian(mjtNum* J, int ldj, const mjtNum* z, int n, void* user) 
   cuspPatchWork* w = (cuspPatchWork*)user;
   if (ldj != n) return -1;
   mjtNum* F = w->F;  // scratch: the solver passes its own F buffer to the residual
-  evaluate(w, z, F, J);
+  evaluate(w, physical(w, z), F, J);
+  for (int j = 0; j < n; j++) {  // dF/d(z_j / s_j) = s_j dF/dz_j
+    mjtNum* col = J + (size_t)j * n;
+    for (int i = 0; i < n; i++) col[i] *= w->z_scale[j];
+  }
   return 0;
 }
 
@@ -343,7 +357,7 @@ static void patch_prox(void* user, mjtNum rho, const mjtNum* anchor) {
   cuspPatchWork* w = (cuspPatchWork*)user;
   w->prox = 0;
   if (rho > 0 && anchor) {
-    evaluate(w, anchor, w->z_anchor, NULL);  // p at the anchor (its F into scratch)
+    evaluate(w, physical(w, anchor), w->z_anchor, NULL);  // p at the anchor (F into scratch)
     memcpy(w->p_anchor, w->p, sizeof(mjtNum) * w->nrows);
     w->prox = rho;
   }
@@ -359,15 +373,19 @@ static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob
   cuspMcpProxOptions po = cusp_mcp_proximal_default_options();
   po.max_iterations = cusp_solve_iteration_cap(&budget_binds, opt->max_iter, opt->work_budget,
                                                CUSP_ITER_NEWTON, w->nz, 0);
-  po.plain_first_iter = 50;
-  po.polish_iter = 30;
+  // plain Newton first where its Levenberg-Marquardt fallback (n^3 / 3 for H^T H, then Cholesky)
+  // is cheap; on a large hyperstatic island (a stack) it would take most of the step
+  po.plain_first_iter = w->nz <= 96 ? 50 : 0;
+  po.polish_iter = 100;
   po.rho0 = 1e-2;
   po.rho_max = 1e4;
   po.inner_tol_rel = 1e-3;
   po.inner_tol_factor = 0.5;
   cuspMcpProxInfo info;
+  for (int i = 0; i < w->nz; i++) w->z[i] /= w->z_scale[i];
   cuspLcpStatus status = cusp_mcp_proximal(w->z, NULL, &info, prob, patch_prox, opt, &po,
                                            w->mcp_work, w->mcp_bytes);
+  for (int i = 0; i < w->nz; i++) w->z[i] *= w->z_scale[i];
   w->info = info.mcp;
   w->outer = info.outer;
   if (status == CUSP_LCP_MAX_ITER && budget_binds) w->info.message = "work budget reached";
@@ -575,6 +593,15 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     }
     if (!cfg->warm_start || !warm_start(w, i, w->z + z0)) cold_start(w, i);
     else warm = 1;
+  }
+  // scaled unknowns: normal impulses relative to the heaviest patch of the island (its impulses
+  // keep their units; a 1e-9 kg box's are raised to velocities of the same size), friction as is
+  mjtNum kmax = 0;
+  for (int i = 0; i < w->nisland; i++) kmax = fmax(kmax, w->island[i].k);
+  for (int i = 0; i < w->nisland; i++) {
+    const cuspPatch* P = w->island + i;
+    int z0 = w->z_of[i], K = P->nvert, ny = 2 + has_torsion(P);
+    for (int j = 0; j < K + ny; j++) w->z_scale[z0 + j] = j < K ? P->k / kmax : 1;
   }
 
   cuspMcpProblem prob = {nz, w->lo, w->hi, mcp_residual, mcp_jacobian, w};

@@ -45,7 +45,12 @@ typedef struct cuspPatchWork_ {
   mjtNum* z, *F, *lo, *hi;  // (cap_z) MCP unknowns, residual, bounds
   mjtNum* z_failed;         // (cap_z) a failed warm-started answer, while the cold restart runs
   mjtNum* p_anchor;         // (cap_rows) row impulses of the proximal anchor
-  mjtNum* z_anchor;         // (cap_z) the unknowns at the proximal anchor
+  mjtNum* z_anchor;         // (cap_z) scratch: the unknowns at the proximal anchor
+  mjtNum* z_scale;          // (cap_z) -: the solver's unknowns are z / z_scale: a normal impulse
+                            // scaled by k of its patch / the island's largest k, so that the
+                            // natural residual min(z, F) weighs a light body's impulses like a
+                            // heavy one's (a 1e-9 kg box on a 200 kg carrier); friction as is
+  mjtNum* z_phys;           // (cap_z) scratch: the unknowns in N s of a callback's scaled z
   mjtNum* w_diag;           // (cap_rows) m/s per N s: the diagonal of W, the proximal metric
   mjtNum prox;              // -, proximal weight (0: the problem itself): the row velocities are
                             // ub0 + W p + prox diag(W) (p - p_anchor)
