@@ -19,7 +19,8 @@ const cuspConfigKey cusp_config_keys[] = {
   {"environment", CUSP_KEY_GEOMS, "", 0, 0, NULL, "-",
    "geoms the registered disks and bodies touch; empty: every other geom"},
   {"bodies", CUSP_KEY_BODIES, "", 0, 0, NULL, "-",
-   "rigid bodies (free joint) with patch contact; their geoms need contype=conaffinity=0"},
+   "rigid bodies with patch contact, moved by joints of their own (free, ball, hinge, slide); "
+   "their geoms need contype=conaffinity=0"},
   {"limit_surface", CUSP_KEY_BODY_PARAMS, "", 1e-6, 1e6, NULL, "-, -, m",
    "per-body limit surface 'body:et,eo,er; ...' of bodies in `bodies`; a value 0 keeps the patch "
    "default"},
@@ -377,6 +378,37 @@ static int check_not_collided(const mjModel* m, int geom, const char* key, const
   return 0;
 }
 
+static const char* body_name(const mjModel* m, int b);
+
+// A registered body moves by joints of its own, which MuJoCo integrates (free, ball, hinge, slide,
+// or several): its contact rows are its point Jacobians, whatever the joints. Refused, with what
+// to use instead: a mocap body (the user moves it, no dof takes an impulse), a body without a
+// joint: welded to the world (static), or welded to a moving body (a part of that body).
+static int check_patch_body(const mjModel* m, int b, const char* key, const char* value,
+                            char* err, int err_sz) {
+  char why[512];
+  if (m->body_mocapid[b] >= 0) {
+    snprintf(why, sizeof(why),
+             "body '%s' is a mocap body (moved by the user, not integrated: no impulse can move "
+             "it); remove it from '%s' and list its geoms in 'environment': they push the "
+             "registered bodies", body_name(m, b), key);
+    return fail(err, err_sz, key, value, why);
+  }
+  if (m->body_jntnum[b] > 0) return 0;
+  int weld = m->body_weldid[b];
+  if (weld == 0) {
+    snprintf(why, sizeof(why),
+             "body '%s' has no joint and is welded to the world (static: nothing moves it); "
+             "remove it from '%s' and list its geoms in 'environment'", body_name(m, b), key);
+  } else {
+    snprintf(why, sizeof(why),
+             "body '%s' has no joint: it is welded to body '%s' and moves with it; register '%s' "
+             "instead (the geoms of the bodies welded to a registered body are its own)",
+             body_name(m, b), body_name(m, weld), body_name(m, weld));
+  }
+  return fail(err, err_sz, key, value, why);
+}
+
 static const char* geom_name(const mjModel* m, int g) {
   const char* name = mj_id2name(m, mjOBJ_GEOM, g);
   return name ? name : "(unnamed)";
@@ -509,12 +541,7 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
                        err_sz);
       for (int i = 0; !rc && i < cfg->npatch_body; i++) {
         int b = cfg->patch_bodies[i];
-        int j = m->body_jntadr[b];
-        if (m->body_jntnum[b] != 1 || m->jnt_type[j] != mjJNT_FREE) {
-          char why[320];
-          snprintf(why, sizeof(why), "body '%s' has no free joint", mj_id2name(m, mjOBJ_BODY, b));
-          rc = fail(err, err_sz, k, value, why);
-        }
+        rc = check_patch_body(m, b, k, value, err, err_sz);
         for (int g = m->body_geomadr[b]; !rc && g < m->body_geomadr[b] + m->body_geomnum[b]; g++) {
           rc = check_not_collided(m, g, k, value, err, err_sz);
         }

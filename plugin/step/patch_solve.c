@@ -414,6 +414,55 @@ static void nonzero_range(int range[2], const mjtNum* row, int n) {
 static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cuspConfig* cfg,
                        const mjModel* m, const mjData* d, cuspDynamics* dyn, mjtNum h);
 
+// Mobility of normal row k of patch i while the patch sticks: the Schur complement
+// W_kk - W_kf W_ff^-1 W_fk over the patch's friction rows f (none when mu = 0); W is PSD, so a
+// pivot that vanishes has a vanishing row and column and is skipped (the pseudo-inverse).
+static mjtNum stick_mobility(const cuspPatchWork* w, int i, int k) {
+  const cuspPatch* P = w->island + i;
+  int r0 = w->row_of[i], nf = P->mu > 0 ? 2 + has_torsion(P) : 0, n = nf + 1, nrows = w->nrows;
+  int idx[4];
+  for (int f = 0; f < nf; f++) idx[f] = r0 + P->nvert + f;
+  idx[nf] = r0 + k;
+  mjtNum A[16], scale = 0;
+  for (int a = 0; a < n; a++) {
+    for (int b = 0; b < n; b++) A[4 * a + b] = w->W[(size_t)idx[a] * nrows + idx[b]];
+    scale = fmax(scale, A[5 * a]);
+  }
+  for (int p = 0; p < nf; p++) {
+    if (!(A[5 * p] > 1e-12 * scale)) continue;
+    for (int a = p + 1; a < n; a++) {
+      mjtNum f = A[4 * a + p] / A[5 * p];
+      for (int b = p + 1; b < n; b++) A[4 * a + b] -= f * A[4 * p + b];
+    }
+  }
+  return A[5 * nf];
+}
+
+// Penetrating vertices (start-of-step gap g0 < 0) that the bodies cannot push out are held at their
+// depth instead: rhs = the free normal velocity (no deeper, no push-out). A body with fewer dofs
+// than a free one can lack the normal motion a push-out needs: at a vertex it cannot move along the
+// normal at all (a drawer on its slide overlapping a shelf: J_n = 0), or only by sliding, which its
+// friction forbids (a hinged lever whose tip jams on the floor, Painleve's wedge: stick mobility
+// 1e-3 of W_kk). The push-out then has no solution, or one with impulses 1 / mobility larger: the
+// solve failed every step and the body froze. Held: W_kk <= 1e-12 of the largest diagonal, or the
+// stick mobility (stick_mobility) <= 1e-2 W_kk. A free body keeps 3 dofs for its normal rows
+// whatever its patch's friction rows hold (none of the mjcf/ scenes' rows is held: trajectories
+// bitwise unchanged). vn: the free row velocities (w->ub).
+static void hold_immobile_rows(cuspPatchWork* w, mjtNum h) {
+  const mjtNum* vn = w->ub;
+  mjtNum wmax = 0;
+  for (int r = 0; r < w->nrows; r++) wmax = fmax(wmax, w->W[(size_t)r * w->nrows + r]);
+  for (int i = 0; i < w->nisland; i++) {
+    const cuspPatch* P = w->island + i;
+    for (int k = 0; k < P->nvert; k++) {
+      int r = w->row_of[i] + k;
+      if (P->gap[k] - h * vn[r] >= 0) continue;  // no push-out asked (cusp_normal_rhs)
+      mjtNum wkk = w->W[(size_t)r * w->nrows + r];
+      if (wkk <= 1e-12 * wmax || stick_mobility(w, i, k) <= 1e-2 * wkk) w->ub0[r] = vn[r];
+    }
+  }
+}
+
 int cusp_patch_solve(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, int first, int count,
                      const cuspConfig* cfg, const mjModel* m, const mjData* d, cuspDynamics* dyn,
                      mjtNum h) {
@@ -449,6 +498,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     patch_jacobian(w, P, dyn, m, d, J);
     for (int r = 0; r < patch_rows(P); r++) {
       mjtNum vfree = mju_dot(J + (size_t)r * nv, vloc, nv);
+      w->ub[w->row_of[i] + r] = vfree;  // kept for hold_immobile_rows (ub is free until the solve)
       if (r < P->nvert) {
         vfree = cusp_normal_rhs(vfree, P->gap[r], h, cfg->gap_alpha, cfg->pushout_speed);
       }
@@ -508,6 +558,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     if (!(w->island[i].k > 0)) w->island[i].k = w->k_ref;
   }
   w->p_ref = w->k_ref * fmax(gravity * h, 1e-4);
+  hold_immobile_rows(w, h);
   w->eps_n = 1e-9;  // times 1 / k of each patch: 1e-9 of its own mean normal diagonal
   // Proximal term on the friction rows of the Newton matrix only (the residual F is exact, so the
   // solution is that of the unregularised problem): friction that is statically indeterminate
