@@ -206,21 +206,24 @@ static int parse_names(int** ids, int* n, const mjModel* m, mjtObj obj, const cu
     char name[256];
     int len = 0;
     while (s[len] && !isspace((unsigned char)s[len])) len++;
-    if (len >= (int)sizeof(name)) return fail(err, err_sz, key->key, value, "name too long");
+    if (len >= (int)sizeof(name)) {
+      return fail(err, err_sz, key->key, value, "a name longer than 255 characters; shorten it");
+    }
     memcpy(name, s, len);
     name[len] = 0;
     s += len;
     int id = mj_name2id(m, obj, name);
     if (id < 0) {
-      char why[320];
-      snprintf(why, sizeof(why), "no %s named '%s' in the model",
-               obj == mjOBJ_GEOM ? "geom" : "body", name);
+      char why[400];
+      snprintf(why, sizeof(why), "no %s named '%s' in the model; name an existing %s (names are "
+               "case-sensitive)", obj == mjOBJ_GEOM ? "geom" : "body", name,
+               obj == mjOBJ_GEOM ? "geom" : "body");
       return fail(err, err_sz, key->key, value, why);
     }
     for (int j = 0; j < i; j++) {
       if ((*ids)[j] == id) {
-        char why[320];
-        snprintf(why, sizeof(why), "'%s' is listed twice", name);
+        char why[400];
+        snprintf(why, sizeof(why), "'%s' is listed twice; list it once", name);
         return fail(err, err_sz, key->key, value, why);
       }
     }
@@ -251,32 +254,35 @@ static int parse_body_params(cuspConfig* cfg, const mjModel* m, const cuspConfig
     if (is_blank(item)) continue;
     char* colon = strchr(item, ':');
     if (!colon) {
-      snprintf(why, sizeof(why), "entry '%.200s': expected 'body:et,eo,er'", item);
+      snprintf(why, sizeof(why), "entry '%.200s': expected 'body:et,eo,er'; write each entry so, "
+               "entries separated by ';'", item);
       rc = fail(err, err_sz, key->key, value, why);
       break;
     }
     *colon = 0;
     char name[256];
     if (sscanf(item, " %255s", name) != 1) {
-      rc = fail(err, err_sz, key->key, value, "missing body name before ':'");
+      rc = fail(err, err_sz, key->key, value,
+                "missing body name before ':'; write 'body:et,eo,er'");
       break;
     }
     int id = mj_name2id(m, mjOBJ_BODY, name);
     if (id < 0) {
-      snprintf(why, sizeof(why), "no body named '%s' in the model", name);
+      snprintf(why, sizeof(why), "no body named '%s' in the model; name a body of 'bodies'",
+               name);
       rc = fail(err, err_sz, key->key, value, why);
       break;
     }
     if (cusp_config_patch_body_index(cfg, id) < 0) {
       snprintf(why, sizeof(why),
                "body '%s' is not registered in 'bodies' (a limit surface applies to patch bodies "
-               "only)", name);
+               "only); register it in 'bodies' or remove its entry", name);
       rc = fail(err, err_sz, key->key, value, why);
       break;
     }
     for (int i = 0; i < cfg->nlimit_surface; i++) {
       if (cfg->limit_surface[i].body == id) {
-        snprintf(why, sizeof(why), "body '%s' is listed twice", name);
+        snprintf(why, sizeof(why), "body '%s' is listed twice; list it once", name);
         rc = fail(err, err_sz, key->key, value, why);
       }
     }
@@ -311,9 +317,14 @@ static int parse_key(cuspConfig* cfg, const mjModel* m, const cuspConfigKey* key
   char why[256];
   switch (key->type) {
     case CUSP_KEY_REAL:
-      if (parse_real(real, value)) return fail(err, err_sz, key->key, value, "not a number");
+      if (parse_real(real, value)) {
+        snprintf(why, sizeof(why), "not a number; write a number in [%g, %g]", key->min,
+                 key->max);
+        return fail(err, err_sz, key->key, value, why);
+      }
       if (*real < key->min || *real > key->max) {
-        snprintf(why, sizeof(why), "out of range [%g, %g]", key->min, key->max);
+        snprintf(why, sizeof(why), "out of range [%g, %g]; write a value within it", key->min,
+                 key->max);
         return fail(err, err_sz, key->key, value, why);
       }
       return 0;
@@ -322,10 +333,13 @@ static int parse_key(cuspConfig* cfg, const mjModel* m, const cuspConfigKey* key
       errno = 0;
       long v = strtol(value, &end, 10);
       if (end == value || errno || !is_blank(end)) {
-        return fail(err, err_sz, key->key, value, "not an integer");
+        snprintf(why, sizeof(why), "not an integer; write an integer in [%g, %g]", key->min,
+                 key->max);
+        return fail(err, err_sz, key->key, value, why);
       }
       if (v < key->min || v > key->max) {
-        snprintf(why, sizeof(why), "out of range [%g, %g]", key->min, key->max);
+        snprintf(why, sizeof(why), "out of range [%g, %g]; write a value within it", key->min,
+                 key->max);
         return fail(err, err_sz, key->key, value, why);
       }
       *integer = (int)v;
@@ -333,7 +347,7 @@ static int parse_key(cuspConfig* cfg, const mjModel* m, const cuspConfigKey* key
     }
     case CUSP_KEY_BOOL:
       if (parse_bool(integer, value)) {
-        return fail(err, err_sz, key->key, value, "expected true or false");
+        return fail(err, err_sz, key->key, value, "expected true or false; write one of them");
       }
       return 0;
     case CUSP_KEY_CHOICE: {
@@ -350,7 +364,7 @@ static int parse_key(cuspConfig* cfg, const mjModel* m, const cuspConfigKey* key
         index++;
         c = bar ? bar + 1 : NULL;
       }
-      snprintf(why, sizeof(why), "expected one of %s", key->choices);
+      snprintf(why, sizeof(why), "expected one of %s; write one of them", key->choices);
       return fail(err, err_sz, key->key, value, why);
     }
     case CUSP_KEY_GEOMS:
@@ -371,7 +385,7 @@ static int check_not_collided(const mjModel* m, int geom, const char* key, const
     char why[320];
     snprintf(why, sizeof(why),
              "geom '%s' has contype=%d conaffinity=%d; registered geoms need 0 and 0 so MuJoCo "
-             "does not collide them too",
+             "does not collide them too: set contype=\"0\" conaffinity=\"0\" on it",
              mj_id2name(m, mjOBJ_GEOM, geom), m->geom_contype[geom], m->geom_conaffinity[geom]);
     return fail(err, err_sz, key, value, why);
   }
@@ -460,21 +474,23 @@ static int check_environment_with(const cuspParams* p, const cuspConfig* cfg, co
              "%sgeom '%s' is %s, which registered geom '%s' would touch but cusp does not support "
              "as environment (nothing would hold it up)%s", cfg->nenv ? "" : "empty, so ",
              geom_name(m, g), type, geom_name(m, s),
-             cfg->nenv ? "" : "; list the environment geoms without it");
+             cfg->nenv ? "; remove it from 'environment'" : "; list the environment geoms "
+             "without it");
     return fail(err, err_sz, "environment", value, why);
   }
   for (int i = 0; i < cfg->nenv; i++) {
     int g = cfg->environment_geoms[i], b = m->geom_bodyid[g];
     if (cusp_config_disk_index(cfg, g) >= 0) {
       snprintf(why, sizeof(why), "geom '%s' is a registered disk (disks touch other disks by "
-               "`self_contact_neighbours`, not as environment)",
+               "`self_contact_neighbours`, not as environment); remove it from 'environment'",
                geom_name(m, g));
       return fail(err, err_sz, "environment", value, why);
     }
     if (cusp_config_patch_body_index(cfg, b) >= 0) {
       snprintf(why, sizeof(why),
                "geom '%s' belongs to registered body '%s' (registered bodies are obstacles to "
-               "every other registered disk and body without being listed, never to themselves)",
+               "every other registered disk and body without being listed, never to "
+               "themselves); remove it from 'environment'",
                geom_name(m, g), body_name(m, b));
       return fail(err, err_sz, "environment", value, why);
     }
@@ -485,7 +501,8 @@ static int check_environment_with(const cuspParams* p, const cuspConfig* cfg, co
       }
       snprintf(why, sizeof(why),
                "geom '%s' is on body '%s'%s%s%s, and no other registered disk or body touches it: "
-               "nothing touches its own body, so the entry does nothing", geom_name(m, g),
+               "nothing touches its own body, so the entry does nothing; remove it from "
+               "'environment'", geom_name(m, g),
                body_name(m, b), disk >= 0 ? " of registered disk '" : "",
                disk >= 0 ? geom_name(m, disk) : "", disk >= 0 ? "'" : "");
       return fail(err, err_sz, "environment", value, why);
@@ -521,7 +538,9 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
         int g = cfg->disk_geoms[i];
         if (m->geom_type[g] != mjGEOM_CYLINDER) {
           char why[320];
-          snprintf(why, sizeof(why), "geom '%s' is not a cylinder", mj_id2name(m, mjOBJ_GEOM, g));
+          snprintf(why, sizeof(why),
+                   "geom '%s' is not a cylinder; disks are cylinder geoms (register a body of "
+                   "another shape in 'bodies')", mj_id2name(m, mjOBJ_GEOM, g));
           rc = fail(err, err_sz, k, value, why);
         }
         if (!rc) rc = check_not_collided(m, g, k, value, err, err_sz);
@@ -710,14 +729,14 @@ int cusp_sensor_validate(const mjModel* m, int instance, const cuspConfig* cfg, 
     if (type == mjOBJ_GEOM && cusp_config_disk_index(cfg, id) < 0) {
       snprintf(msg, msg_sz,
                "cusp.contact: sensor '%s': geom '%s' is not a registered contact disk (key "
-               "'disks')", sensor ? sensor : "(unnamed)", object_name(m, mjOBJ_GEOM, id));
+               "'disks'); register it in 'disks' or name a disk", sensor ? sensor : "(unnamed)", object_name(m, mjOBJ_GEOM, id));
       return -1;
     }
     if ((type == mjOBJ_BODY || type == mjOBJ_XBODY) &&
         cusp_config_patch_body_index(cfg, id) < 0) {
       snprintf(msg, msg_sz,
                "cusp.contact: sensor '%s': body '%s' is not a registered patch body (key "
-               "'bodies')", sensor ? sensor : "(unnamed)", object_name(m, mjOBJ_BODY, id));
+               "'bodies'); register it in 'bodies' or name a registered body", sensor ? sensor : "(unnamed)", object_name(m, mjOBJ_BODY, id));
       return -1;
     }
     if (type != mjOBJ_UNKNOWN && type != mjOBJ_GEOM && type != mjOBJ_BODY &&
