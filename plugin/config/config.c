@@ -423,6 +423,28 @@ static int check_patch_body(const mjModel* m, int b, const char* key, const char
   return fail(err, err_sz, key, value, why);
 }
 
+// cfg->object_geomadr, object_geom: for every registered body, the geoms of the bodies welded to
+// it (itself included), in geom order; 0, or -1 out of memory
+static int collect_object_geoms(cuspConfig* cfg, const mjModel* m) {
+  int n = cfg->npatch_body, total = 0;
+  cfg->object_geomadr = (int*)calloc((size_t)n + 1, sizeof(int));
+  if (!cfg->object_geomadr) return -1;
+  for (int i = 0; i < n; i++) {
+    for (int g = 0; g < m->ngeom; g++) total += m->body_weldid[m->geom_bodyid[g]] == cfg->patch_bodies[i];
+  }
+  cfg->object_geom = (int*)malloc(((size_t)total + 1) * sizeof(int));
+  if (!cfg->object_geom) return -1;
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    cfg->object_geomadr[i] = k;
+    for (int g = 0; g < m->ngeom; g++) {
+      if (m->body_weldid[m->geom_bodyid[g]] == cfg->patch_bodies[i]) cfg->object_geom[k++] = g;
+    }
+  }
+  cfg->object_geomadr[n] = k;
+  return 0;
+}
+
 static const char* geom_name(const mjModel* m, int g) {
   const char* name = mj_id2name(m, mjOBJ_GEOM, g);
   return name ? name : "(unnamed)";
@@ -449,9 +471,10 @@ static int first_toucher(const cuspParams* p, const cuspConfig* cfg, const mjMod
     if (cusp_touches(p, m, cfg->disk_geoms[k], g)) return cfg->disk_geoms[k];
   }
   for (int k = 0; k < cfg->npatch_body; k++) {
-    int b = cfg->patch_bodies[k];
-    for (int s = m->body_geomadr[b]; s < m->body_geomadr[b] + m->body_geomnum[b]; s++) {
-      if (cusp_touches(p, m, s, g)) return s;
+    const int* geoms;
+    int ng = cusp_config_object_geoms(&geoms, cfg, k);
+    for (int j = 0; j < ng; j++) {
+      if (cusp_touches(p, m, geoms[j], g)) return geoms[j];
     }
   }
   return -1;
@@ -486,7 +509,8 @@ static int check_environment_with(const cuspParams* p, const cuspConfig* cfg, co
                geom_name(m, g));
       return fail(err, err_sz, "environment", value, why);
     }
-    if (cusp_config_patch_body_index(cfg, b) >= 0) {
+    if (p->object_of_geom[g] >= 0) {
+      b = cfg->patch_bodies[p->object_of_geom[g]];
       snprintf(why, sizeof(why),
                "geom '%s' belongs to registered body '%s' (registered bodies are obstacles to "
                "every other registered disk and body without being listed, never to "
@@ -559,11 +583,13 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
       rc = parse_names(&cfg->patch_bodies, &cfg->npatch_body, m, mjOBJ_BODY, key, value, err,
                        err_sz);
       for (int i = 0; !rc && i < cfg->npatch_body; i++) {
-        int b = cfg->patch_bodies[i];
-        rc = check_patch_body(m, b, k, value, err, err_sz);
-        for (int g = m->body_geomadr[b]; !rc && g < m->body_geomadr[b] + m->body_geomnum[b]; g++) {
-          rc = check_not_collided(m, g, k, value, err, err_sz);
-        }
+        rc = check_patch_body(m, cfg->patch_bodies[i], k, value, err, err_sz);
+      }
+      if (!rc && collect_object_geoms(cfg, m)) rc = fail(err, err_sz, k, value, "out of memory");
+      for (int i = 0; !rc && i < cfg->npatch_body; i++) {
+        const int* geoms;
+        int ng = cusp_config_object_geoms(&geoms, cfg, i);
+        for (int j = 0; !rc && j < ng; j++) rc = check_not_collided(m, geoms[j], k, value, err, err_sz);
       }
     } else {
       rc = parse_key(cfg, m, key, value, &real, &integer, err, err_sz);
@@ -617,6 +643,8 @@ void cusp_config_free(cuspConfig* cfg) {
   free(cfg->disk_geoms);
   free(cfg->environment_geoms);
   free(cfg->patch_bodies);
+  free(cfg->object_geomadr);
+  free(cfg->object_geom);
   free(cfg->limit_surface);
   cusp_reduction_basis_free(&cfg->reduction);
   memset(cfg, 0, sizeof(*cfg));
@@ -637,6 +665,10 @@ int cusp_config_copy(cuspConfig* dst, const cuspConfig* src) {
   rc |= copy_array((void**)&dst->environment_geoms, src->environment_geoms, src->nenv,
                    sizeof(int));
   rc |= copy_array((void**)&dst->patch_bodies, src->patch_bodies, src->npatch_body, sizeof(int));
+  rc |= copy_array((void**)&dst->object_geomadr, src->object_geomadr,
+                   src->object_geomadr ? src->npatch_body + 1 : 0, sizeof(int));
+  rc |= copy_array((void**)&dst->object_geom, src->object_geom,
+                   src->object_geomadr ? src->object_geomadr[src->npatch_body] : 0, sizeof(int));
   rc |= copy_array((void**)&dst->limit_surface, src->limit_surface, src->nlimit_surface,
                    sizeof(cuspLimitSurfaceOverride));
   rc |= cusp_reduction_basis_copy(&dst->reduction, &src->reduction);

@@ -15,6 +15,9 @@ extern "C" {
 typedef struct cuspParams_ {
   int* disk_of_geom;       // (ngeom) index in cfg->disk_geoms, -1: not a disk
   int* patch_of_body;      // (nbody) index in cfg->patch_bodies, -1: not registered
+  int* object_of_geom;     // (ngeom) index in cfg->patch_bodies of the registered body that owns
+                           // the geom (its own, or of a body welded to it), -1: none
+  int filterparent;        // MuJoCo's parent filter is on (no <flag filterparent="disable"/>)
   unsigned char* obstacle; // (ngeom) 1: a registered geom of another body may touch this geom
   int* body_depth;         // (nbody) bodies from the world to this body (world: 0)
   int* disk_depth;         // (nbody) bodies carrying a registered disk on the path world..body
@@ -44,18 +47,29 @@ static inline int cusp_disks_touch(const cuspParams* p, const mjModel* m, int d1
   return p->self_contact_neighbours >= 0 && apart > p->self_contact_neighbours;
 }
 
+// MuJoCo's body-pair filter (mj_collision's filterBodyPair, and <contact><exclude>): whether
+// geoms of bodies b1 and b2 never touch. Bodies welded together (no joint between them,
+// m->body_weldid) are one rigid body; a body and its parent's weld do not touch unless the model
+// disables the parent filter (<flag filterparent="disable"/>), the world excepted; excluded body
+// pairs never touch.
+int cusp_bodies_filtered(const cuspParams* p, const mjModel* m, int b1, int b2);
+
 // The one touch rule for registered geoms (a disk, or a geom of a patch body): whether `self` may
 // touch geom `other`. Never a geom of its own body; a registered disk `other` only when `self` is a
 // disk too, by the self-contact rule (cusp_disks_touch; the pair is detected from the disk of the
 // lower index, so a patch body meets disks through the disks' side); always a geom of a
 // registered patch body (contype 0 as registered, yet solid); otherwise the configured environment
 // list, or, when it is empty, every geom MuJoCo could collide (contype or conaffinity nonzero): a
-// purely visual geom is never an obstacle.
+// purely visual geom is never an obstacle. A pair with a geom of a registered body (its own geoms
+// and those welded to it) also obeys MuJoCo's body-pair filter (cusp_bodies_filtered).
 static inline int cusp_touches(const cuspParams* p, const mjModel* m, int self, int other) {
   if (p->disk_of_geom[other] >= 0) {
     return p->disk_of_geom[self] >= 0 && cusp_disks_touch(p, m, self, other);
   }
-  return p->obstacle[other] && m->geom_bodyid[other] != m->geom_bodyid[self];
+  int b1 = m->geom_bodyid[self], b2 = m->geom_bodyid[other];
+  if (!p->obstacle[other] || b1 == b2) return 0;
+  if (p->object_of_geom[self] < 0 && p->object_of_geom[other] < 0) return 1;
+  return !cusp_bodies_filtered(p, m, b1, b2);
 }
 
 // Friction coefficient of a contact between geoms g1 and g2 (a disk and an obstacle, or two
