@@ -724,7 +724,10 @@ static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* 
     p->frame[6 + j] = S->n[j];
   }
   p->nvert = nv;
-  p->torsion = nv >= 2;  // one vertex: a point, the ECP is fixed, no torsional friction
+  // one vertex: a point, the ECP is fixed: torsional friction only as a point contact's, with
+  // condim >= 4 (cusp_pair_torsion)
+  mjtNum point_torsion = nv == 1 ? cusp_pair_torsion(cfg, m, first_geom, S->geom) : 0;
+  p->torsion = nv >= 2 || point_torsion > 0;
   mjtNum mean[3] = {0, 0, 0};
   for (int i = 0; i < nv; i++) {
     for (int j = 0; j < 3; j++) {
@@ -750,8 +753,9 @@ static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* 
   } else {
     er = multi_mean_distance(centroid, (Region*)sc.region, regions, counts, nregion);
   }
-  cusp_patch_limit_surface(p->e, cfg, b, er);
   p->mu = cusp_pair_friction(cfg, m, first_geom, S->geom);
+  if (point_torsion > 0) er = point_torsion / p->mu;  // MuJoCo's elliptic cone (point_contacts)
+  cusp_patch_limit_surface(p->e, cfg, b, er);
   return 1;
 }
 
@@ -821,6 +825,14 @@ static int point_contacts(cuspPatchSet* w, const cuspConfig* cfg, const mjModel*
     mju_copy3(c.frame + 6, nrm);
     c.mu = cusp_pair_friction(cfg, m, gb, gs);
     if (cusp_patch_add_point(w, &c, -1)) return -1;
+    // condim >= 4: a torsion row, er = torsion / mu, so that the limit surface
+    // (Lr / er)^2 <= (mu Ln)^2 is MuJoCo's elliptic cone |Lr| <= torsion Ln (er >= CUSP_ER_MIN)
+    mjtNum torsion = cusp_pair_torsion(cfg, m, gb, gs);
+    if (torsion > 0) {
+      cuspPatch* p = w->patch + w->npatch - 1;
+      p->torsion = 1;
+      p->e[2] = fmax(torsion / c.mu, CUSP_ER_MIN);
+    }
   }
   return n;
 }

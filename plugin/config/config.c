@@ -28,7 +28,8 @@ const cuspConfigKey cusp_config_keys[] = {
    "disks of one robot (kinematic tree) touch when more than this many disks apart along it; "
    "-1: never; disks of different robots always touch"},
   {"friction", CUSP_KEY_REAL, "-1", -1, 100, NULL, "-",
-   "friction coefficient for every cusp contact; -1: max of the pair's geom friction"},
+   "friction coefficient of every cusp contact with friction (condim 1 pairs stay frictionless); "
+   "-1: the pair's geom friction as MuJoCo combines it (the higher priority, else the larger)"},
   {"friction_directions", CUSP_KEY_INT, "8", 4, 64, NULL, "-",
    "r, directions of the polyhedral friction cone (disk contacts)"},
   {"solver", CUSP_KEY_CHOICE, "chain", 0, 0, CUSP_SOLVER_CHOICES, "-",
@@ -535,8 +536,38 @@ static int check_environment_with(const cuspParams* p, const cuspConfig* cfg, co
   return 0;
 }
 
-static int check_environment(const cuspConfig* cfg, const mjModel* m, const char* value, char* err,
-                             int err_sz) {
+static const cuspConfigKey* key_named(const char* name) {
+  for (const cuspConfigKey* k = cusp_config_keys; k->key; k++) {
+    if (!strcmp(k->key, name)) return k;
+  }
+  return NULL;
+}
+
+// A pair a registered geom makes whose condim (cusp_pair_condim, MuJoCo's rule) is 6: rolling
+// friction, which cusp's contact rows do not have. Refused naming the geom that asks for it.
+static int check_condim_with(const cuspParams* p, const cuspConfig* cfg, const mjModel* m,
+                             int instance, char* err, int err_sz) {
+  int nreg = cfg->ndisk + cfg->object_geomadr[cfg->npatch_body];
+  for (int i = 0; i < nreg; i++) {
+    int disk = i < cfg->ndisk;
+    int s = disk ? cfg->disk_geoms[i] : cfg->object_geom[i - cfg->ndisk];
+    for (int g = 0; g < m->ngeom; g++) {
+      if (!cusp_touches(p, m, s, g) || cusp_pair_condim(m, s, g) != 6) continue;
+      int six = m->geom_condim[s] == 6 ? s : g;
+      const char* key = disk ? "disks" : "bodies";
+      char why[640];
+      snprintf(why, sizeof(why),
+               "geom '%s' has condim 6 (rolling friction), which cusp's contact does not model "
+               "(its pair with geom '%s' would have it); set condim=\"3\" or \"4\" on it",
+               geom_name(m, six), geom_name(m, six == s ? g : s));
+      return fail(err, err_sz, key, cusp_config_value(m, instance, key_named(key)), why);
+    }
+  }
+  return 0;
+}
+
+static int check_environment(const cuspConfig* cfg, const mjModel* m, int instance,
+                             const char* value, char* err, int err_sz) {
   if (!cfg->ndisk && !cfg->npatch_body) return 0;
   cuspParams p;
   if (cusp_params_init(&p, cfg, m)) {
@@ -544,6 +575,7 @@ static int check_environment(const cuspConfig* cfg, const mjModel* m, const char
     return fail(err, err_sz, "environment", value, "out of memory");
   }
   int rc = check_environment_with(&p, cfg, m, value, err, err_sz);
+  if (!rc) rc = check_condim_with(&p, cfg, m, instance, err, err_sz);
   cusp_params_free(&p);
   return rc;
 }
@@ -624,7 +656,7 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
   }
   for (const cuspConfigKey* key = cusp_config_keys; key->key; key++) {
     if (strcmp(key->key, "environment")) continue;
-    if (check_environment(cfg, m, cusp_config_value(m, instance, key), err, err_sz)) {
+    if (check_environment(cfg, m, instance, cusp_config_value(m, instance, key), err, err_sz)) {
       cusp_config_free(cfg);
       return -1;
     }

@@ -100,3 +100,34 @@ int cusp_bodies_filtered(const cuspParams* p, const mjModel* m, int b1, int b2) 
   }
   return 0;
 }
+
+int cusp_pair_condim(const mjModel* m, int g1, int g2) {
+  int p1 = m->geom_priority[g1], p2 = m->geom_priority[g2];
+  if (p1 != p2) return m->geom_condim[p1 > p2 ? g1 : g2];
+  return m->geom_condim[g1] > m->geom_condim[g2] ? m->geom_condim[g1] : m->geom_condim[g2];
+}
+
+void cusp_pair_geom_friction(mjtNum friction[3], const mjModel* m, int g1, int g2) {
+  int p1 = m->geom_priority[g1], p2 = m->geom_priority[g2];
+  const mjtNum* f1 = m->geom_friction + 3 * g1;
+  const mjtNum* f2 = m->geom_friction + 3 * g2;
+  for (int i = 0; i < 3; i++) {
+    if (p1 != p2) friction[i] = p1 > p2 ? f1[i] : f2[i];
+    else friction[i] = f1[i] > f2[i] ? f1[i] : f2[i];
+  }
+}
+
+mjtNum cusp_pair_friction(const cuspConfig* cfg, const mjModel* m, int g1, int g2) {
+  if (cusp_pair_condim(m, g1, g2) == 1) return 0;
+  if (cfg->friction >= 0) return cfg->friction;
+  mjtNum friction[3];
+  cusp_pair_geom_friction(friction, m, g1, g2);
+  return friction[0];
+}
+
+mjtNum cusp_pair_torsion(const cuspConfig* cfg, const mjModel* m, int g1, int g2) {
+  if (cusp_pair_condim(m, g1, g2) < 4 || !(cusp_pair_friction(cfg, m, g1, g2) > 0)) return 0;
+  mjtNum friction[3];
+  cusp_pair_geom_friction(friction, m, g1, g2);
+  return friction[1];
+}

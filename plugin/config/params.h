@@ -72,14 +72,26 @@ static inline int cusp_touches(const cuspParams* p, const mjModel* m, int self, 
   return !cusp_bodies_filtered(p, m, b1, b2);
 }
 
-// Friction coefficient of a contact between geoms g1 and g2 (a disk and an obstacle, or two
-// disks): the `friction` config key when set (>= 0), else the larger sliding friction of the two
-// geoms (MuJoCo's default combination).
-static inline mjtNum cusp_pair_friction(const cuspConfig* cfg, const mjModel* m, int g1, int g2) {
-  if (cfg->friction >= 0) return cfg->friction;
-  mjtNum a = m->geom_friction[3 * g1], b = m->geom_friction[3 * g2];
-  return a > b ? a : b;
-}
+// MuJoCo's contact parameters of a pair, combined as mj_contactParam does
+// (engine_collision_driver.c): the geom of higher `priority` gives its condim and friction alone;
+// on equal priority condim is the larger of the two, and each friction coefficient (sliding,
+// torsional, rolling) the larger. `solmix` weighs only solref and solimp (the soft contact's
+// stiffness), which hard contact has no use for: it never changes the friction.
+int cusp_pair_condim(const mjModel* m, int g1, int g2);
+void cusp_pair_geom_friction(mjtNum friction[3], const mjModel* m, int g1, int g2);
+
+// Sliding friction coefficient of a contact between geoms g1 and g2 (a registered geom and an
+// obstacle, or two disks): 0 when the pair's condim is 1 (frictionless: the `friction` key gives no
+// friction to what the model declares frictionless), else the `friction` config key when set
+// (>= 0), else the pair's sliding friction.
+mjtNum cusp_pair_friction(const cuspConfig* cfg, const mjModel* m, int g1, int g2);
+
+// Torsional friction of a point contact between g1 and g2 (m: the largest torque about the normal
+// per unit normal force), as MuJoCo's elliptic cone: the pair's torsional coefficient when its
+// condim is 4 or more and it has sliding friction, else 0 (no torsion row). Patches (a body's
+// support feature on a plane or a box face) carry torsion from their limit surface instead
+// (er from the patch's area, Unicomp) with condim 3 or 4; disk contacts have none.
+mjtNum cusp_pair_torsion(const cuspConfig* cfg, const mjModel* m, int g1, int g2);
 
 #ifdef __cplusplus
 }
