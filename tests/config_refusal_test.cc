@@ -201,6 +201,26 @@ TEST_F(ConfigRefusal, BodiesNothingMovesAreRefusedWithWhatToDo) {
                  "register 'door' instead"});
 }
 
+// Two cusp.contact instances: the second is refused (their geoms would pass through each other)
+TEST_F(ConfigRefusal, SecondInstanceIsRefused) {
+  std::string xml = R"(
+<mujoco>
+  <extension><plugin plugin="cusp.contact">
+    <instance name="first"><config key="bodies" value="a"/></instance>
+    <instance name="second"><config key="bodies" value="b"/></instance>
+  </plugin></extension>
+  <worldbody>
+    <geom name="floor" type="plane" size="1 1 0.1"/>
+    <body name="a" pos="0 0 0.1"><freejoint/>
+      <geom type="box" size="0.05 0.05 0.05" contype="0" conaffinity="0"/></body>
+    <body name="b" pos="0 0 0.3"><freejoint/>
+      <geom type="box" size="0.05 0.05 0.05" contype="0" conaffinity="0"/></body>
+  </worldbody>
+</mujoco>)";
+  ExpectRefused(xml, {"instance 'second'", "second cusp.contact instance", "the first is 'first'",
+                      "pass through each other", "register them all in one instance"});
+}
+
 TEST_F(ConfigRefusal, LimitSurfaceOfABodyNotRegistered) {
   ExpectRefused(
       Scene(std::string(kBody) + R"(<config key="environment" value="floor"/>)"

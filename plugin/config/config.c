@@ -580,8 +580,26 @@ static int check_environment(const cuspConfig* cfg, const mjModel* m, int instan
   return rc;
 }
 
+// One cusp.contact instance per model: each instance detects its own disks and bodies against
+// the environment, so the registered geoms of two instances would pass through each other without
+// a word (and share MuJoCo's step twice over). The second is refused, with what to do instead.
+static int check_single_instance(const mjModel* m, int instance, char* err, int err_sz) {
+  for (int j = 0; j < instance; j++) {
+    if (m->plugin[j] != m->plugin[instance]) continue;
+    const char* first = mj_id2name(m, mjOBJ_PLUGIN, j);
+    const char* second = mj_id2name(m, mjOBJ_PLUGIN, instance);
+    snprintf(err, err_sz,
+             "cusp.contact: instance '%s' is a second cusp.contact instance (the first is '%s'): "
+             "the disks and bodies of two instances would pass through each other; register "
+             "them all in one instance", second ? second : "(unnamed)", first ? first : "(unnamed)");
+    return -1;
+  }
+  return 0;
+}
+
 int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err, int err_sz) {
   memset(cfg, 0, sizeof(*cfg));
+  if (check_single_instance(m, instance, err, err_sz)) return -1;
   for (const cuspConfigKey* key = cusp_config_keys; key->key; key++) {
     const char* value = cusp_config_value(m, instance, key);
     double real = 0;
