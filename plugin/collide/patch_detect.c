@@ -48,6 +48,8 @@ typedef struct Scratch_ {
   const mjtNum** regions;  // (R)
   int* counts;         // (R)
   void* region;        // (R) Region records (defined below)
+  int* face;           // (R) box face each geom of an object takes (body_vs_env), -1: none
+  int* subset;         // (R) the geoms of an object on one face
 } Scratch;
 
 // A registered body and the geoms it owns: its own and those of the bodies welded to it (one rigid
@@ -242,9 +244,10 @@ static void box_face(Surface* S, const mjModel* m, const mjData* d, int g, int f
   S->geom = g;
 }
 
-// the face of box g that separates it best from object o (largest minimum gap); returns that gap
-static mjtNum best_box_face(Surface* S, mjtNum* pts, const mjModel* m, const mjData* d, int g,
-                            const Object* o) {
+// the face of box g that separates it best from object o (largest minimum gap); returns that gap,
+// and the face's index (box_face) in *face if not NULL
+static mjtNum best_box_face(Surface* S, int* face, mjtNum* pts, const mjModel* m, const mjData* d,
+                            int g, const Object* o) {
   mjtNum best = -INFINITY;
   Surface T;
   for (int f = 0; f < 6; f++) {
@@ -253,6 +256,7 @@ static mjtNum best_box_face(Surface* S, mjtNum* pts, const mjModel* m, const mjD
     if (gap > best) {
       best = gap;
       *S = T;
+      if (face) *face = f;
     }
   }
   return best;
@@ -559,6 +563,8 @@ static size_t scratch_layout(Scratch* s, void* base, int P, int R) {
   CUSP_CARVE(regions, const mjtNum*, R);
   CUSP_CARVE(counts, int, R);
   CUSP_CARVE(region, Region, R);
+  CUSP_CARVE(face, int, R);
+  CUSP_CARVE(subset, int, R);
 #undef CUSP_CARVE
   if (base) {
     s->cap = P;
@@ -848,21 +854,36 @@ static int body_vs_env(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m,
     return surface_patch(w, cfg, m, d, o, &S) < 0 ? -1 : 0;
   }
   if (type == mjGEOM_BOX) {
-    // quick reject by bounding spheres
-    int near = 0;
-    for (int k = 0; k < o->ngeom; k++) {
-      int gb = o->geom[k];
-      if (mju_dist3(d->geom_xpos + 3 * gb, d->geom_xpos + 3 * g) <=
-          m->geom_rbound[gb] + m->geom_rbound[g] + cfg->margin) {
-        near = 1;
-      }
-    }
-    if (!near) return 0;
+    // Each geom of the object near the box (bounding spheres) takes the face that separates it
+    // best; the geoms on one face make one patch. One face for the whole object put a drawer's
+    // front plate, flush against the front of its cabinet's bottom board, on the board's top face
+    // with the drawer (10 mm "deep": the plate hangs below the board's top, beside the face).
     Scratch sc;
     scratch_layout(&sc, w->scratch, w->points, w->regions);
-    best_box_face(&S, sc.pts, m, d, g, o);
-    S.body = m->geom_bodyid[g];
-    return surface_patch(w, cfg, m, d, o, &S) < 0 ? -1 : 0;
+    for (int k = 0; k < o->ngeom; k++) {
+      int gb = o->geom[k];
+      sc.face[k] = -1;
+      if (mju_dist3(d->geom_xpos + 3 * gb, d->geom_xpos + 3 * g) >
+          m->geom_rbound[gb] + m->geom_rbound[g] + cfg->margin) {
+        continue;
+      }
+      Object one = {o->body, o->geom + k, 1};
+      best_box_face(&S, sc.face + k, sc.pts, m, d, g, &one);
+    }
+    for (int k = 0; k < o->ngeom; k++) {
+      int f = sc.face[k];
+      if (f < 0) continue;
+      Object sub = {o->body, sc.subset, 0};
+      for (int j = k; j < o->ngeom; j++) {
+        if (sc.face[j] != f) continue;
+        sc.subset[sub.ngeom++] = o->geom[j];
+        sc.face[j] = -1;  // taken
+      }
+      box_face(&S, m, d, g, f);
+      S.body = m->geom_bodyid[g];
+      if (surface_patch(w, cfg, m, d, &sub, &S) < 0) return -1;
+    }
+    return 0;
   }
   for (int k = 0; k < o->ngeom; k++) {
     if (point_contacts(w, cfg, m, d, o->body, o->geom[k], m->geom_bodyid[g], g) < 0) return -1;
@@ -907,7 +928,7 @@ static int body_vs_body(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m
         }
       }
       if (!near) continue;
-      mjtNum gap = best_box_face(&S, sc.pts, m, d, g, object);
+      mjtNum gap = best_box_face(&S, NULL, sc.pts, m, d, g, object);
       mjtNum score = support_score(m, &S);
       int better = gap > best_gap + CUSP_FEATURE_TOL ||
                    (gap >= best_gap - CUSP_FEATURE_TOL && score > best_score + 1e-9);
