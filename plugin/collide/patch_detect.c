@@ -881,7 +881,19 @@ static int body_vs_env(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m,
       }
       box_face(&S, m, d, g, f);
       S.body = m->geom_bodyid[g];
-      if (surface_patch(w, cfg, m, d, &sub, &S) < 0) return -1;
+      int rc = surface_patch(w, cfg, m, d, &sub, &S);
+      if (rc < 0) return -1;
+      // No patch on the face: nothing of the geoms is over it within the margin, or only a part
+      // of their surface between their vertices is (their deepest points lie beside the face): a
+      // box pitched onto a beam narrower than its bottom, the beam's top edges across the bottom
+      // face with no corner of either inside the other, sank 18 mm through it. MuJoCo's point
+      // contacts of the pair find what no face holds (an edge on a face, an edge across an edge),
+      // as between two registered bodies (body_vs_body).
+      for (int j = 0; !rc && j < sub.ngeom; j++) {
+        if (point_contacts(w, cfg, m, d, o->body, sub.geom[j], m->geom_bodyid[g], g) < 0) {
+          return -1;
+        }
+      }
     }
     return 0;
   }

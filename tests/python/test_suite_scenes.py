@@ -81,6 +81,20 @@ def test_finger_holds_door_and_drawer_without_creep(scene, pairs):
 
 # ---------------------------------- dm_control manipulator: the ball ------------------------------
 
+def arena(spec, prop):
+    """The manipulator's spec reduced to its arena and one prop ("ball" or "peg"): the arm, the
+    other prop, the receptacles, the targets and what refers to them (tendons, the equality,
+    sensors, actuators) deleted; h = 2 ms."""
+    for name in ("upper_arm", "ball", "peg", "slot", "cup", "target_ball", "target_peg"):
+        if name != prop:
+            spec.delete(spec.body(name))
+    for group in (spec.tendons, spec.equalities, spec.sensors, spec.actuators):
+        for element in list(group):
+            spec.delete(element)
+    spec.option.timestep = 0.002
+    return spec
+
+
 X_BALL, R_BALL = 0.1, 0.022  # m: away from the arena's slanted walls; the suite's ball radius
 
 
@@ -94,12 +108,7 @@ def gripper_scene():
     tip = spec.geom("thumbtip1")
     size, friction = np.array(tip.size), np.array(tip.friction)
     solref, solimp = np.array(tip.solref), np.array(tip.solimp)
-    for name in ("upper_arm", "peg", "slot", "cup", "target_ball", "target_peg"):
-        spec.delete(spec.body(name))
-    for group in (spec.tendons, spec.equalities, spec.sensors, spec.actuators):
-        for element in list(group):
-            spec.delete(element)
-    spec.option.timestep = 0.002
+    arena(spec, "ball")
     spec.body("ball").pos = [X_BALL, 0, R_BALL]
     spec.joint("ball_x").ref = X_BALL
     spec.joint("ball_z").ref = R_BALL
@@ -173,13 +182,7 @@ def peg_scene(free):
     """The manipulator's arena and peg (blade and guard capsules, the pommel sphere on a child
     body welded to the peg) over a table: on its own x/z slides and hinge as in the suite (lying
     in the x-z plane, its guard upright), or (free) on a free joint, lying flat."""
-    spec = mujoco.MjSpec.from_file(str(MANIPULATOR))
-    for name in ("upper_arm", "ball", "slot", "cup", "target_ball", "target_peg"):
-        spec.delete(spec.body(name))
-    for group in (spec.tendons, spec.equalities, spec.sensors, spec.actuators):
-        for element in list(group):
-            spec.delete(element)
-    spec.option.timestep = 0.002
+    spec = arena(mujoco.MjSpec.from_file(str(MANIPULATOR)), "peg")
     spec.worldbody.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.15, 0.1, 0.02],
                             pos=[-0.1, 0, 0.1])
     peg = spec.body("peg")
