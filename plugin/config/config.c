@@ -431,7 +431,9 @@ static int collect_object_geoms(cuspConfig* cfg, const mjModel* m) {
   cfg->object_geomadr = (int*)calloc((size_t)n + 1, sizeof(int));
   if (!cfg->object_geomadr) return -1;
   for (int i = 0; i < n; i++) {
-    for (int g = 0; g < m->ngeom; g++) total += m->body_weldid[m->geom_bodyid[g]] == cfg->patch_bodies[i];
+    for (int g = 0; g < m->ngeom; g++) {
+      total += m->body_weldid[m->geom_bodyid[g]] == cfg->patch_bodies[i];
+    }
   }
   cfg->object_geom = (int*)malloc(((size_t)total + 1) * sizeof(int));
   if (!cfg->object_geom) return -1;
@@ -591,7 +593,8 @@ static int check_single_instance(const mjModel* m, int instance, char* err, int 
     snprintf(err, err_sz,
              "cusp.contact: instance '%s' is a second cusp.contact instance (the first is '%s'): "
              "the disks and bodies of two instances would pass through each other; register "
-             "them all in one instance", second ? second : "(unnamed)", first ? first : "(unnamed)");
+             "them all in one instance", second ? second : "(unnamed)",
+             first ? first : "(unnamed)");
     return -1;
   }
   return 0;
@@ -639,7 +642,9 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
       for (int i = 0; !rc && i < cfg->npatch_body; i++) {
         const int* geoms;
         int ng = cusp_config_object_geoms(&geoms, cfg, i);
-        for (int j = 0; !rc && j < ng; j++) rc = check_not_collided(m, geoms[j], k, value, err, err_sz);
+        for (int j = 0; !rc && j < ng; j++) {
+          rc = check_not_collided(m, geoms[j], k, value, err, err_sz);
+        }
       }
     } else {
       rc = parse_key(cfg, m, key, value, &real, &integer, err, err_sz);
@@ -811,14 +816,16 @@ int cusp_sensor_validate(const mjModel* m, int instance, const cuspConfig* cfg, 
     if (type == mjOBJ_GEOM && cusp_config_disk_index(cfg, id) < 0) {
       snprintf(msg, msg_sz,
                "cusp.contact: sensor '%s': geom '%s' is not a registered contact disk (key "
-               "'disks'); register it in 'disks' or name a disk", sensor ? sensor : "(unnamed)", object_name(m, mjOBJ_GEOM, id));
+               "'disks'); register it in 'disks' or name a disk",
+               sensor ? sensor : "(unnamed)", object_name(m, mjOBJ_GEOM, id));
       return -1;
     }
     if ((type == mjOBJ_BODY || type == mjOBJ_XBODY) &&
         cusp_config_patch_body_index(cfg, id) < 0) {
       snprintf(msg, msg_sz,
                "cusp.contact: sensor '%s': body '%s' is not a registered patch body (key "
-               "'bodies'); register it in 'bodies' or name a registered body", sensor ? sensor : "(unnamed)", object_name(m, mjOBJ_BODY, id));
+               "'bodies'); register it in 'bodies' or name a registered body",
+               sensor ? sensor : "(unnamed)", object_name(m, mjOBJ_BODY, id));
       return -1;
     }
     if (type != mjOBJ_UNKNOWN && type != mjOBJ_GEOM && type != mjOBJ_BODY &&

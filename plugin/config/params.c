@@ -15,8 +15,8 @@ int cusp_params_init(cuspParams* p, const cuspConfig* cfg, const mjModel* m) {
   p->body_depth = (int*)calloc((size_t)m->nbody + 1, sizeof(int));
   p->disk_depth = (int*)calloc((size_t)m->nbody + 1, sizeof(int));
   p->disk_body = (unsigned char*)calloc((size_t)m->nbody + 1, 1);
-  if (!p->disk_of_geom || !p->patch_of_body || !p->object_of_geom || !p->obstacle || !p->body_depth || !p->disk_depth ||
-      !p->disk_body) {
+  if (!p->disk_of_geom || !p->patch_of_body || !p->object_of_geom || !p->obstacle ||
+      !p->body_depth || !p->disk_depth || !p->disk_body) {
     cusp_params_free(p);
     return -1;
   }
