@@ -3,6 +3,7 @@
 // report or a hang ends that scene only and is counted. Prints one JSON object per scene, then a
 // summary object on the last line.
 //   scene_fuzz_run [--first S] [--count N] [--seconds T] [--steps K] [--step-budget SEC]
+//                  [--dump DIR]   (DIR/fuzz<seed>.xml: each scene's MJCF, to replay by hand)
 // Stops after N scenes or after T seconds of wall time, whichever first. A scene over
 // K * step-budget seconds of CPU (default scene_fuzz.h's kStepBudget * kSlowdown) fails as a hang;
 // a child that does not return within three times that plus a minute of wall time is killed by its
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   long long first = 0, count = -1;
   double seconds = -1, step_budget = cusp_fuzz::kStepBudget * cusp_fuzz::kSlowdown;
   int steps = 1000;
+  std::string dump;  // --dump DIR: write each scene's MJCF there
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--first")
@@ -56,10 +58,12 @@ int main(int argc, char** argv) {
       steps = std::atoi(argv[i + 1]);
     else if (a == "--step-budget")
       step_budget = std::atof(argv[i + 1]);
+    else if (a == "--dump")
+      dump = argv[i + 1];
     else {
       std::fprintf(stderr,
                    "usage: %s [--first S] [--count N] [--seconds T] [--steps K] "
-                   "[--step-budget SEC]\n",
+                   "[--step-budget SEC] [--dump DIR]\n",
                    argv[0]);
       return 2;
     }
@@ -77,6 +81,13 @@ int main(int argc, char** argv) {
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if ((count >= 0 && n >= count) || (seconds >= 0 && elapsed >= seconds)) break;
     cusp_fuzz::Scene sc = cusp_fuzz::Generate((uint64_t)seed);
+    if (!dump.empty()) {  // the scene's MJCF, to replay one by hand
+      std::string path = dump + "/fuzz" + std::to_string(seed) + ".xml";
+      if (FILE* f = std::fopen(path.c_str(), "w")) {
+        std::fputs(sc.xml.c_str(), f);
+        std::fclose(f);
+      }
+    }
     double budget = step_budget * steps + 2;  // CPU s
     int fd[2];
     if (pipe(fd)) return 1;

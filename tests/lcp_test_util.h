@@ -24,7 +24,7 @@ struct FileCase {
   Expect lemke, pgs, fbnewton, chain;
 };
 
-// Expected outcome per file and backend (facts in shared/data/lcp/SOURCE.md):
+// Expected outcome per file and backend (facts in tests/data/lcp/SOURCE.md):
 //  - Pang_isolated_sol_perturbed has no solution: Lemke ends on a ray, FB Newton cannot converge;
 //  - CPS_3: Lemke ends on a secondary ray although a solution exists (FB Newton finds it);
 //  - PGS cannot start on a zero diagonal (documented limitation, reported as such).

@@ -159,12 +159,32 @@ class SceneBudget : public ::testing::Test {
   mjData* d_ = nullptr;
 };
 
-// Two pushed blocks (patch MCP): at 1e-16 most steps cannot be solved; each is cut by the budget
-// (a warm-started run and its cold restart), counted, and the blocks still move on.
-TEST_F(SceneBudget, PatchSceneAtToleranceFloorFinishesWithFailuresCounted) {
+// A box wedged between two static walls 4 mm closer than its width (patch MCP): both faces ask
+// to be pushed out and nothing can move them apart, so no step has a solution (the proximal solve
+// reaches 1e-16 on the pushed-block scenes, which used to serve here). Each step is cut by the
+// budget (a warm-started run and its cold restart), counted, and the simulation goes on.
+TEST_F(SceneBudget, PatchSceneWithoutSolutionFinishesWithFailuresCounted) {
   Set("tolerance", "1e-16");
   Set("max_iterations", "1000000");
-  Load("push_chain.xml");
+  std::string path = std::string(CUSP_BUILD_DIR) + "/solve_budget_wedge.xml";
+  FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs(
+      "<mujoco><option timestep=\"0.001\"/><extension><plugin plugin=\"cusp.contact\">"
+      "<instance name=\"cusp\"><config key=\"bodies\" value=\"box\"/></instance></plugin>"
+      "</extension><worldbody><geom type=\"plane\" size=\"1 1 0.1\"/>"
+      "<geom type=\"box\" size=\"0.01 0.1 0.1\" pos=\"-0.058 0 0.1\"/>"
+      "<geom type=\"box\" size=\"0.01 0.1 0.1\" pos=\"0.058 0 0.1\"/>"
+      "<body name=\"box\" pos=\"0 0 0.05\"><freejoint/><geom type=\"box\" "
+      "size=\"0.05 0.05 0.05\" mass=\"1\" contype=\"0\" conaffinity=\"0\"/></body>"
+      "</worldbody></mujoco>",
+      f);
+  std::fclose(f);
+  char err[1024] = "";
+  m_ = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
+  ASSERT_NE(m_, nullptr) << err;
+  d_ = mj_makeData(m_);
+  ASSERT_NE(d_, nullptr);
   int failed = 0, iters = 0;
   Run(100, &failed, &iters);
   const mjtNum* s = d_->plugin_state + m_->plugin_stateadr[0];

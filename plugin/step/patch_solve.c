@@ -8,6 +8,7 @@
 #include "step/patch_solve.h"
 
 #include "solver/lapack_shim.h"
+#include "solver/mcp_proximal.h"
 
 //---------------------------------- workspace ------------------------------------------------------
 
@@ -46,6 +47,9 @@ void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->lo);
   free(w->hi);
   free(w->z_failed);
+  free(w->p_anchor);
+  free(w->w_diag);
+  free(w->z_anchor);
   free(w->mcp_work);
   free(w->jac);
   free(w->jac2);
@@ -86,8 +90,8 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
     a = grow(w->span, (size_t)nrows * 4 * sizeof(int));
     if (!a) return -1;
     w->span = (int*)a;
-    mjtNum** vec[3] = {&w->ub0, &w->p, &w->ub};
-    for (int i = 0; i < 3; i++) {
+    mjtNum** vec[5] = {&w->ub0, &w->p, &w->ub, &w->p_anchor, &w->w_diag};
+    for (int i = 0; i < 5; i++) {
       a = grow(*vec[i], nrows * sizeof(mjtNum));
       if (!a) return -1;
       *vec[i] = (mjtNum*)a;
@@ -95,13 +99,13 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
     a = grow(w->G, (size_t)nrows * nz * sizeof(mjtNum));
     if (!a) return -1;
     w->G = (mjtNum*)a;
-    mjtNum** zv[5] = {&w->z, &w->F, &w->lo, &w->hi, &w->z_failed};
-    for (int i = 0; i < 5; i++) {
+    mjtNum** zv[6] = {&w->z, &w->F, &w->lo, &w->hi, &w->z_failed, &w->z_anchor};
+    for (int i = 0; i < 6; i++) {
       a = grow(*zv[i], nz * sizeof(mjtNum));
       if (!a) return -1;
       *zv[i] = (mjtNum*)a;
     }
-    size_t bytes = cusp_mcp_worksize(nz);
+    size_t bytes = cusp_mcp_proximal_worksize(nz);
     a = grow(w->mcp_work, bytes);
     if (!a) return -1;
     w->mcp_work = a;
@@ -192,6 +196,7 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
     mjtNum s = w->ub0[r];
     const mjtNum* Wr = w->W + (size_t)r * nrows;
     for (int c = w->span[2 * r]; c < w->span[2 * r + 1]; c++) s += Wr[c] * w->p[c];
+    if (w->prox > 0) s += w->prox * w->w_diag[r] * (w->p[r] - w->p_anchor[r]);
     w->ub[r] = s;
   }
   // residual
@@ -203,7 +208,7 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
     Derived D;
     derive(&D, P, zi, floor_impulse);
     int K = P->nvert, T = has_torsion(P), ny = 2 + T;
-    for (int k = 0; k < K; k++) Fi[k] = ub[k] + w->eps_n / P->k * zi[k];
+    for (int k = 0; k < K; k++) Fi[k] = ub[k];
     // y = P(y - r u~) onto the ball |y| <= mu Ln (Alart-Curnier style natural map, r = k_ref)
     mjtNum q[3], rho;
     mjtNum qn = projection_argument(q, &rho, P, &D, zi, ub);
@@ -259,6 +264,7 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
         const mjtNum* Wc = w->W + (size_t)rows[a] * nrows;  // W symmetric: row = column
         int hi = w->span[2 * rows[a] + 1];
         for (int r = w->span[2 * rows[a]]; r < hi; r++) Gj[r] += coef[a] * Wc[r];
+        Gj[rows[a]] += coef[a] * w->prox * w->w_diag[rows[a]];  // (W + prox diag W) dp/dz
       }
     }
   }
@@ -284,7 +290,7 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
       int own = local >= 0 && local < K + ny;
       // normal rows
       for (int k = 0; k < K; k++) {
-        col[z0 + k] = Gj[r0 + k] + (own && local == k ? w->eps_n / P->k : 0);
+        col[z0 + k] = Gj[r0 + k];
       }
       // derivatives of Ln and of the ECP offset with respect to z_j
       mjtNum dLn = (own && local < K && zi[local] > 0) ? 1 : 0, ddt = 0, ddo = 0;
@@ -307,8 +313,7 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
       for (int x = 0; x < ny; x++) {
         mjtNum dP = outside ? (qn > 0 ? rho / qn : 0) * (dq[x] - qh[x] * qdq) + qh[x] * drho
                             : dq[x];
-        col[z0 + K + x] = ((own && local == K + x ? 1 : 0) - dP) / P->k +
-                          (own && local == K + x ? w->eps_f / P->k : 0);
+        col[z0 + K + x] = ((own && local == K + x ? 1 : 0) - dP) / P->k;
       }
     }
   }
@@ -326,6 +331,47 @@ static int mcp_jacobian(mjtNum* J, int ldj, const mjtNum* z, int n, void* user) 
   mjtNum* F = w->F;  // scratch: the solver passes its own F buffer to the residual
   evaluate(w, z, F, J);
   return 0;
+}
+
+//---------------------------------- proximal-point solve -------------------------------------------
+
+// The proximal switch of the shared core (solver/mcp_proximal.h): rho > 0 makes the row velocities
+// ub0 + W p + rho diag(W) (p - p(anchor)), so that W + rho diag(W) is positive definite even when
+// the contacts are hyperstatic and W is singular (each row weighted by its own diagonal: bodies of
+// very unequal mass in one island move at the same pace); rho = 0 restores the problem itself.
+static void patch_prox(void* user, mjtNum rho, const mjtNum* anchor) {
+  cuspPatchWork* w = (cuspPatchWork*)user;
+  w->prox = 0;
+  if (rho > 0 && anchor) {
+    evaluate(w, anchor, w->z_anchor, NULL);  // p at the anchor (its F into scratch)
+    memcpy(w->p_anchor, w->p, sizeof(mjtNum) * w->nrows);
+    w->prox = rho;
+  }
+}
+
+// Solve the island's MCP from w->z with the shared proximal-point core: plain semismooth Newton
+// first (a few steps solve an island that is not hyperstatic), then proximal points that vanish at
+// the answer, then a plain Newton polish where they stall; one work budget (solver/lcp.h) bounds
+// the Newton steps of all of them. A warm start that already solves costs one residual.
+static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob,
+                                    const cuspMcpOptions* opt) {
+  int budget_binds = 0;
+  cuspMcpProxOptions po = cusp_mcp_proximal_default_options();
+  po.max_iterations = cusp_solve_iteration_cap(&budget_binds, opt->max_iter, opt->work_budget,
+                                               CUSP_ITER_NEWTON, w->nz, 0);
+  po.plain_first_iter = 50;
+  po.polish_iter = 30;
+  po.rho0 = 1e-2;
+  po.rho_max = 1e4;
+  po.inner_tol_rel = 1e-3;
+  po.inner_tol_factor = 0.5;
+  cuspMcpProxInfo info;
+  cuspLcpStatus status = cusp_mcp_proximal(w->z, NULL, &info, prob, patch_prox, opt, &po,
+                                           w->mcp_work, w->mcp_bytes);
+  w->info = info.mcp;
+  w->outer = info.outer;
+  if (status == CUSP_LCP_MAX_ITER && budget_binds) w->info.message = "work budget reached";
+  return status;
 }
 
 //---------------------------------- assembly --------------------------------------------------------
@@ -399,7 +445,7 @@ static void cold_start(cuspPatchWork* w, int i) {
   const cuspPatch* P = w->island + i;
   mjtNum* z = w->z + w->z_of[i];
   mju_zero(z, patch_nz(P));
-  for (int k = 0; k < P->nvert; k++) z[k] = w->p_ref / P->nvert;
+  for (int k = 0; k < P->nvert; k++) z[k] = fmin(w->p_ref / P->nvert, w->hi[w->z_of[i] + k]);
 }
 
 // range[0], range[1] := the first nonzero entry of row (n) and one past its last (equal: none)
@@ -413,6 +459,13 @@ static void nonzero_range(int range[2], const mjtNum* row, int n) {
 
 static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cuspConfig* cfg,
                        const mjModel* m, const mjData* d, cuspDynamics* dyn, mjtNum h);
+
+// A row no impulse can move: W_kk <= 1e-12 of the island's largest diagonal wmax (Jr_k = 0: a
+// drawer's vertex on the shelf it slides along, whose weight its joint carries). Its impulse
+// would move nothing and only lend friction: a vertex on such a row carries none (bound 0), else
+// its impulse is undetermined (any value solves its row) and the friction it lends held the
+// drawer on its slide.
+static int inert_row(mjtNum wkk, mjtNum wmax) { return wkk <= 1e-12 * wmax; }
 
 // Mobility of normal row k of patch i while the patch sticks: the Schur complement
 // W_kk - W_kf W_ff^-1 W_fk over the patch's friction rows f (none when mu = 0); W is PSD, so a
@@ -444,8 +497,8 @@ static mjtNum stick_mobility(const cuspPatchWork* w, int i, int k) {
 // normal at all (a drawer on its slide overlapping a shelf: J_n = 0), or only by sliding, which its
 // friction forbids (a hinged lever whose tip jams on the floor, Painleve's wedge: stick mobility
 // 1e-3 of W_kk). The push-out then has no solution, or one with impulses 1 / mobility larger: the
-// solve failed every step and the body froze. Held: W_kk <= 1e-12 of the largest diagonal, or the
-// stick mobility (stick_mobility) <= 1e-2 W_kk. A free body keeps 3 dofs for its normal rows
+// solve failed every step and the body froze. Held: an inert row (inert_row), or the stick
+// mobility (stick_mobility) <= 1e-2 W_kk. A free body keeps 3 dofs for its normal rows
 // whatever its patch's friction rows hold (none of the mjcf/ scenes' rows is held: trajectories
 // bitwise unchanged). vn: the free row velocities (w->ub).
 static void hold_immobile_rows(cuspPatchWork* w, mjtNum h) {
@@ -458,7 +511,7 @@ static void hold_immobile_rows(cuspPatchWork* w, mjtNum h) {
       int r = w->row_of[i] + k;
       if (P->gap[k] - h * vn[r] >= 0) continue;  // no push-out asked (cusp_normal_rhs)
       mjtNum wkk = w->W[(size_t)r * w->nrows + r];
-      if (wkk <= 1e-12 * wmax || stick_mobility(w, i, k) <= 1e-2 * wkk) w->ub0[r] = vn[r];
+      if (inert_row(wkk, wmax) || stick_mobility(w, i, k) <= 1e-2 * wkk) w->ub0[r] = vn[r];
     }
   }
 }
@@ -539,6 +592,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   // a body touch the rows of its neighbours only): ub = ub0 + W p and dub/dz skip the rest
   for (int a = 0; a < nrows; a++) {
     nonzero_range(span + 2 * a, w->W + (size_t)a * nrows, nrows);
+    w->w_diag[a] = w->W[(size_t)a * nrows + a];
   }
   for (int i = 0; i < w->nisland; i++) {
     cuspPatch* P = w->island + i;
@@ -559,26 +613,21 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   }
   w->p_ref = w->k_ref * fmax(gravity * h, 1e-4);
   hold_immobile_rows(w, h);
-  w->eps_n = 1e-9;  // times 1 / k of each patch: 1e-9 of its own mean normal diagonal
-  // Proximal term on the friction rows of the Newton matrix only (the residual F is exact, so the
-  // solution is that of the unregularised problem): friction that is statically indeterminate
-  // (the vertical friction on the shared face of two pushed blocks against their ground normals,
-  // a torsion carried by two patches) makes dF/dy singular in those directions, and the semismooth
-  // Newton then crawls along the flat set (Armijo steps of 2^-11, push_chain.xml stalled at a
-  // natural residual of 1e-10..3e-8 m/s in 51 of 2000 steps). 1e-2 of the mean normal diagonal:
-  // 0 failures in the push scenes (1e-3 left one in push_table.xml); the price is linear instead of
-  // quadratic convergence near a sticking solution (push_stick.xml: 4.5 instead of 0.2 iterations
-  // per step on average, max 8).
-  w->eps_f = 1e-2;  // times 1 / k of each patch: 1e-2 of its own mean normal diagonal
+  // Statically indeterminate contact (several contacts on one body: fingertips, a face on a face,
+  // a stack; the vertical friction on the shared face of two pushed blocks) leaves W singular and
+  // the impulses non-unique; the proximal-point loop (solve_proximal) makes every Newton matrix
+  // regular with W + prox I and lets the term vanish at the answer, so the physics there is exact.
 
-  // bounds and warm start
+  // bounds and warm start; a vertex no impulse can move (inert_row) carries none
   int warm = 0;  // some patch starts from the previous step's answer
+  mjtNum wmax = 0;
+  for (int r = 0; r < nrows; r++) wmax = fmax(wmax, w->w_diag[r]);
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
     int z0 = w->z_of[i], K = P->nvert, ny = 2 + has_torsion(P);
     for (int k = 0; k < K; k++) {
       w->lo[z0 + k] = 0;
-      w->hi[z0 + k] = INFINITY;
+      w->hi[z0 + k] = inert_row(w->w_diag[w->row_of[i] + k], wmax) ? 0 : INFINITY;
     }
     for (int x = 0; x < ny; x++) {
       w->lo[z0 + K + x] = -INFINITY;
@@ -586,6 +635,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     }
     if (!cfg->warm_start || !warm_start(w, i, w->z + z0)) cold_start(w, i);
     else warm = 1;
+    for (int k = 0; k < K; k++) w->z[z0 + k] = fmin(w->z[z0 + k], w->hi[z0 + k]);
   }
 
   cuspMcpProblem prob = {nz, w->lo, w->hi, mcp_residual, mcp_jacobian, w};
@@ -594,8 +644,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   opt.max_iter = cfg->max_iterations;
   opt.warm_start = 1;
   // the solver's F buffer must differ from w->F (used as scratch by the Jacobian callback)
-  cuspLcpStatus status = cusp_mcp_fbnewton(w->z, NULL, &w->info, &prob, &opt, w->mcp_work,
-                                           w->mcp_bytes);
+  cuspLcpStatus status = solve_proximal(w, &prob, &opt);
   if (status != CUSP_LCP_SOLVED && warm) {
     // The FB merit of this MCP (Coulomb friction, not monotone) has stationary points that are
     // not solutions; a warm start can land in one's basin (tutorial arm pushing a box, t = 0.844 s:
@@ -603,7 +652,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     cuspMcpInfo warm_info = w->info;
     memcpy(w->z_failed, w->z, sizeof(mjtNum) * nz);
     for (int i = 0; i < w->nisland; i++) cold_start(w, i);
-    status = cusp_mcp_fbnewton(w->z, NULL, &w->info, &prob, &opt, w->mcp_work, w->mcp_bytes);
+    status = solve_proximal(w, &prob, &opt);
     int iterations = warm_info.iterations + w->info.iterations;
     if (status != CUSP_LCP_SOLVED && !(w->info.residual < warm_info.residual)) {
       memcpy(w->z, w->z_failed, sizeof(mjtNum) * nz);

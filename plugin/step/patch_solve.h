@@ -44,6 +44,11 @@ typedef struct cuspPatchWork_ {
   mjtNum* G;                // (cap_rows x cap_z) column-major d ub / d z
   mjtNum* z, *F, *lo, *hi;  // (cap_z) MCP unknowns, residual, bounds
   mjtNum* z_failed;         // (cap_z) a failed warm-started answer, while the cold restart runs
+  mjtNum* p_anchor;         // (cap_rows) row impulses of the proximal anchor
+  mjtNum* z_anchor;         // (cap_z) the unknowns at the proximal anchor
+  mjtNum* w_diag;           // (cap_rows) m/s per N s: the diagonal of W, the proximal metric
+  mjtNum prox;              // -, proximal weight (0: the problem itself): the row velocities are
+                            // ub0 + W p + prox diag(W) (p - p_anchor)
   void* mcp_work;
   size_t mcp_bytes;
   mjtNum* jac;              // (6 x nv) scratch: jacp, jacr of one body
@@ -51,10 +56,8 @@ typedef struct cuspPatchWork_ {
   mjtNum* dv;               // (nv) scratch: an island's velocities (free, then its correction)
   mjtNum p_ref;             // N s, impulse scale of the residual rows
   mjtNum k_ref;             // kg, inertia scale of the island (mean over its patches)
-  mjtNum eps_n;             // -, normal regularisation, times 1 / k of the patch (1/kg)
-  mjtNum eps_f;             // -, proximal term on the friction rows of the Newton matrix only,
-                            // times 1 / k of the patch (1/kg)
-  cuspMcpInfo info;         // last solve
+  cuspMcpInfo info;         // last solve (iterations: Newton iterations of every inner solve)
+  int outer;                // proximal outer iterations of the last solve
   int solves, failures;
 } cuspPatchWork;
 

@@ -27,8 +27,9 @@ import pathlib
 import tempfile
 from typing import Any, Callable
 
-from cusp._plugin import (PLUGIN_NAME, REPO, PluginError, build_dir, load,  # noqa: F401
-                          pinned_mujoco_version, plugin_path, registered_path)
+from cusp._plugin import (PLUGIN_NAME, REPO, PluginError, build_dir, config_keys,  # noqa: F401
+                          load, pinned_mujoco_version, plugin_path, registered_path,
+                          unknown_key_message)
 from cusp._plugin import headless_gl as _headless_gl
 
 _headless_gl()
@@ -123,10 +124,20 @@ def _copy_spec(spec: mujoco.MjSpec) -> mujoco.MjSpec:
     return copy
 
 
+def check_config_keys(keys: Any) -> None:
+    """Raise :class:`SceneError` (one line: the key and every valid key) for the first of
+    ``keys`` that cusp.contact does not have."""
+    valid = config_keys()
+    for key in keys:
+        if key not in valid:
+            raise SceneError(unknown_key_message(key))
+
+
 def load_spec(scene: Any, stock: bool = False, **overrides: Any) -> mujoco.MjSpec:
     """Parse a scene (or copy an MjSpec); apply config overrides (key=value) to its
     cusp.contact instance, or make its stock twin (overrides are then ignored, as by ``cusp-sim --stock``). Raises
-    :class:`SceneError` (one line) for a missing or unparsable file."""
+    :class:`SceneError` (one line) for a missing or unparsable file, or an override key that
+    cusp.contact does not have (naming the valid keys)."""
     load()
     if isinstance(scene, mujoco.MjSpec):
         spec = _copy_spec(scene)  # the caller's spec stays as it is
@@ -139,6 +150,7 @@ def load_spec(scene: Any, stock: bool = False, **overrides: Any) -> mujoco.MjSpe
             raise SceneError(f"cannot load {scene}: {one_line(str(err))}") from None
     if stock:
         return stock_twin(spec)
+    check_config_keys(overrides)
     for plugin in _cusp_plugins(spec):
         config = dict(plugin.config)
         config.update({k: str(v) for k, v in overrides.items()})
@@ -152,7 +164,11 @@ def compile_spec(spec: mujoco.MjSpec, scene: Any = "scene") -> mujoco.MjModel:
     try:
         return spec.compile()
     except ValueError as err:
-        raise SceneError(f"{scene_name(scene)}: {one_line(str(err))}") from None
+        message = one_line(str(err))
+        unknown_key = "unrecognized attribute 'plugin:" in message
+        if unknown_key and f"' for plugin {PLUGIN_NAME}" in message:
+            message += f"; valid {PLUGIN_NAME} config keys: {', '.join(config_keys())}"
+        raise SceneError(f"{scene_name(scene)}: {message}") from None
 
 
 #: a controller: called as ``ctrl(model, data)`` before every ``mj_step``
@@ -186,7 +202,7 @@ def run(scene: Any, seconds: float = 2.0, stock: bool = False,
     Returns (summary, series): cusp-sim's JSON summary (dict) and its CSV as a dict of numpy
     arrays, one per column in CSV order: time (s), kinetic_J, potential_J, max_penetration_m,
     ncontact, nstick, nslide, nbreak, solver_iterations, solver_status, normal_force_N, then
-    ``<body>_x, _y, _z, _qw, _qx, _qy, _qz`` for every free body (see README); ``csv_path``
+    ``<body>_x, _y, _z, _qw, _qx, _qy, _qz`` for every free body (docs/running.md); ``csv_path``
     also keeps the CSV. ``overrides`` are config keys of the cusp.contact instance (``--set
     key=value``; ``solver`` is one). ``progress``: a text progress bar on stderr."""
     if solver:

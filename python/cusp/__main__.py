@@ -1,4 +1,4 @@
-"""Command line: python -m cusp {view,studio,run,compare,render,sweep,mjcf} ...
+"""Command line: python -m cusp {view,studio,run,compare,render,sweep,mjcf,reduction,plan} ...
 
     view SCENE.xml [--stock] [--seconds T] [--hide-contacts] [--paused]
                                                 MuJoCo's viewer with cusp loaded
@@ -13,6 +13,7 @@
     sweep SCENE... [--set KEY=V1,V2]... [--integrator I1,I2] [--timestep H1,H2] [--workers N]
           [--address RAY] --out DIR               a grid of runs as Ray tasks (cusp.sweep)
     mjcf expand|check ...                       the soft-body generator
+    reduction snapshot|basis|error ...          contact-space reduction (cusp.reduction)
     plan [--axis x|y|z] [--angle DEG] [--steps N] [--horizon T] [--scene FILE] [--no-replay]
          [--no-replan]
          --out DIR                              plan the sphere task (cusp.plan), replay it
@@ -242,7 +243,10 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m cusp", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="python -m cusp", description=(
+        "cusp's command line: view, run, compare and render scenes with cusp contact (and their "
+        "stock twins), and run sweeps, contact-space reduction and planning through contact. "
+        "Each command has its own --help."))
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     view = sub.add_parser("view", help="open a scene in MuJoCo's viewer with cusp loaded")
     _common(view, seconds_default=None)
@@ -288,7 +292,10 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("mjcf", help="soft-body generator: mjcf expand IN.xml OUT.xml")
     sub.add_parser("reduction", help="contact-space reduction: reduction snapshot|basis|error "
                    "(python -m cusp reduction --help)")
-    pln = sub.add_parser("plan", help="plan the sphere task through contact and replay it")
+    pln = sub.add_parser("plan", help="plan the sphere task through contact and replay it",
+                         description="Plan the sphere-turning task of [CUSP] Sec. V-C "
+                         "(docs/references.md) through contact with cusp's contact model, then "
+                         "replay the plan with cusp and with the stock twin.")
     pln.add_argument("--axis", choices=("x", "y", "z"), default="x",
                      help="rotation axis of the sphere (default x)")
     pln.add_argument("--angle", type=float, default=90.0, help="rotation (deg, default 90)")
@@ -296,7 +303,8 @@ def _parser() -> argparse.ArgumentParser:
     pln.add_argument("--horizon", type=_positive("--horizon"), default=4.0,
                      help="T in s (default 4)")
     pln.add_argument("--terminal-weight", type=_positive("--terminal-weight"), default=100.0,
-                     help="weight of the final orientation cost (default 100, CUSP (20))")
+                     help="weight of the final orientation cost (default 100, as in [CUSP] "
+                     "eq. (20); docs/references.md)")
     pln.add_argument("--scene", help="generated scene (default mjcf/plan_sphere.cusp.xml)")
     pln.add_argument("--max-seconds", type=_positive("--max-seconds"), default=300.0,
                      help="wall-time limit of each IPOPT run (s, default 300)")

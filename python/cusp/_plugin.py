@@ -162,6 +162,25 @@ def load() -> str:
         return _loaded_path
 
 
+def config_keys(name: str = PLUGIN_NAME) -> tuple[str, ...]:
+    """The config keys the registered plugin ``name`` accepts, in its order: the attributes it
+    declared to MuJoCo (MuJoCo's compiler refuses any other ``<config key=...>``). Registers
+    cusp first (:func:`load`); raises :class:`PluginError` if ``name`` is not registered."""
+    load()
+    slot = ctypes.c_int(-1)
+    plugin = _libmujoco().mjp_getPlugin(name.encode(), ctypes.byref(slot))
+    if not plugin:
+        raise PluginError(f"plugin {name} is not registered in this process")
+    head = plugin.contents
+    names = ctypes.cast(head.attributes, ctypes.POINTER(ctypes.c_char_p))
+    return tuple(names[i].decode() for i in range(head.nattribute))
+
+
+def unknown_key_message(key: str, name: str = PLUGIN_NAME) -> str:
+    """One line naming an unknown config key of plugin ``name`` and every valid one."""
+    return f"{name}: unknown config key '{key}'; valid keys: {', '.join(config_keys(name))}"
+
+
 #: the message of a failed registration already printed by :func:`entry_point` (None: none)
 reported: str | None = None
 

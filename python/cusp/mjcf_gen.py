@@ -159,7 +159,8 @@ PCC_ATTRS = {
     "rgba": Attr("text", "0.35 0.65 0.9 1", doc="disk colour"),
     "realisation": Attr("choice", "chain", choices=("chain", "lean"),
                         doc="lean: 2 hinges per disk and a slide per segment (3 joints per "
-                            "disk); chain: the palindromic 5 joints per segment of issue 3"),
+                            "disk); chain: 5 joints per segment, two hinges at each end and a "
+                            "slide"),
     **SECTION_ATTRS,
 }
 ROD_ATTRS = {

@@ -6,7 +6,7 @@ Snapshot: a matrix X (n x s) of normal impulses (N s), one row per disk pair tha
 load in the runs (the pair's geom names are kept, so the rows can be matched to a step's
 contacts), one column per recorded step with load. Basis: B (n x k) >= 0 with X ~= B H, H >= 0.
 
-Commands (README.md, "Contact-space reduction"):
+Commands (docs/reduction.md):
     python -m cusp reduction snapshot SCENE.xml [SCENE.xml ...] --out SNAP.npz [--seconds S]
         [--every N] [--set KEY=VALUE ...]
     python -m cusp reduction basis SNAP.npz --modes K --out BASIS.txt [--iterations N]

@@ -11,10 +11,11 @@ table and a picture.
 of N initial states (:func:`initial_states`) on T threads (:func:`run_batch`), one row per seed.
 ``--timestep`` values pair with ``--integrator`` values when both have the same length (as in
 the ablation: Euler at 1e-4 s, implicitfast at 1e-3 s), else every combination is run.
-Every run reports what ``bench/ablation`` judges (CUSP V-C): the fraction of steps with contacts
-whose LCP solved (solver_status 0), the largest penetration and the completed fraction of the
-horizon (up to the first row with a non-finite value, |energy| > 1e6 J or penetration > 0.1 m);
-``ok`` is solved >= 95%, penetration < 10 mm and >= 80% completed.
+Every run reports what ``bench/ablation`` judges ([CUSP] Sec. V-B, scenario C; references in
+docs/references.md): the fraction of steps with contacts whose LCP solved (solver_status 0), the
+largest penetration and the completed fraction of the horizon (up to the first row with a
+non-finite value, |energy| > 1e6 J or penetration > 0.1 m); ``ok`` is solved >= 95%,
+penetration < 10 mm and >= 80% completed.
 
 On a cluster: start Ray on the nodes (``ray start --head`` on one, ``ray start --address
 HEAD:6379`` on the others), ``pip install <cusp checkout>`` on every node, then the same command
@@ -296,23 +297,50 @@ def _values(text: str) -> list[str]:
     return [v for v in text.split(",") if v]
 
 
+DESCRIPTION = (
+    "Run a grid of scenes x cusp.contact config values x integrators x time steps as Ray tasks "
+    "(a local Ray, or a cluster with --address), one cusp.run per grid point, and write the "
+    "results to OUT/sweep.csv (one row per run) and OUT/sweep.png.")
+EPILOG = (
+    "Time steps pair with integrators when both lists have the same length; otherwise every "
+    "combination runs. Each run is judged as bench/ablation judges it: the share of steps with "
+    "contacts whose solve succeeded, the largest penetration and the completed share of the "
+    "horizon. An unknown config key is refused before Ray starts, naming the valid keys (they "
+    "are documented in mjcf/README.md). Example: python -m cusp sweep mjcf/scenario_a_45_3.xml "
+    "--set ruiz=true,false --integrator Euler,implicitfast --timestep 1e-4,1e-3 --out "
+    "results/sweep")
+
+
 def main(argv: list[str], parser_class: type = argparse.ArgumentParser) -> int:
-    parser = parser_class(prog="python -m cusp sweep", description=__doc__.splitlines()[0])
-    parser.add_argument("scenes", nargs="+", help="MJCF scenes (no asset files)")
+    parser = parser_class(prog="python -m cusp sweep", description=DESCRIPTION, epilog=EPILOG)
+    parser.add_argument("scenes", nargs="+", help="MJCF scenes (XML text only: no mesh or "
+                        "texture files)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=V1,V2,...",
-                        help="a cusp.contact config key and the values to sweep")
-    parser.add_argument("--integrator", default="", help="Euler,implicitfast,...")
-    parser.add_argument("--timestep", default="", help="time steps in s: 1e-4,1e-3")
-    parser.add_argument("--seconds", type=float, default=2.0, help="simulated time per run")
+                        help="a cusp.contact config key and the values to sweep (repeatable)")
+    parser.add_argument("--integrator", default="",
+                        help="MuJoCo integrators, comma-separated (e.g. Euler,implicitfast); "
+                        "default: each scene's own")
+    parser.add_argument("--timestep", default="",
+                        help="time steps in s, comma-separated (e.g. 1e-4,1e-3); default: each "
+                        "scene's own")
+    parser.add_argument("--seconds", type=float, default=2.0,
+                        help="simulated time per run in s (default 2)")
     parser.add_argument("--seeds", type=int, default=1,
-                        help="initial states per grid point, one mujoco.rollout batch each")
+                        help="initial states per grid point, run as one mujoco.rollout batch "
+                        "(default 1)")
     parser.add_argument("--perturb", type=float, default=0.0,
-                        help="m, std. dev. of the free bodies' initial positions (seeds > 0)")
-    parser.add_argument("--threads", type=int, default=1, help="mujoco.rollout threads per task")
-    parser.add_argument("--workers", type=int, help="local Ray CPUs (default: all)")
-    parser.add_argument("--address", help="a Ray cluster (HEAD:6379 or ray://HEAD:10001)")
-    parser.add_argument("--out", default="results/sweep", help="directory: sweep.csv, sweep.png")
-    parser.add_argument("--quiet", action="store_true", help="no line per finished run")
+                        help="standard deviation in m of the free bodies' initial positions for "
+                        "seeds after the first (default 0)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="mujoco.rollout threads per task (default 1)")
+    parser.add_argument("--workers", type=int, help="CPUs of the local Ray (default: all)")
+    parser.add_argument("--address", help="the address of a Ray cluster (HEAD:6379 or "
+                        "ray://HEAD:10001) instead of a local Ray")
+    parser.add_argument("--out", default="results/sweep",
+                        help="output directory for sweep.csv and sweep.png (default "
+                        "results/sweep)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="do not print a line per finished run")
     args = parser.parse_args(argv)
     sets = {}
     for item in args.set:
@@ -320,6 +348,12 @@ def main(argv: list[str], parser_class: type = argparse.ArgumentParser) -> int:
         if not sep or not key or not _values(values):
             parser.error(f"argument --set: '{item}': expected KEY=V1,V2,...")
         sets[key] = _values(values)
+    import cusp
+
+    valid = cusp.config_keys()  # before Ray starts: a typo must not cost a cluster round trip
+    for key in sets:
+        if key not in valid:
+            parser.error(f"argument --set: {cusp.unknown_key_message(key)}")
     for scene in args.scenes:
         if not pathlib.Path(scene).is_file():
             raise FileNotFoundError(f"cannot open scene '{scene}'")

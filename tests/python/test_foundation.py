@@ -52,9 +52,30 @@ def test_bad_config_names_key_and_value(key, value, expect):
 
 def test_unknown_key_fails_naming_it():
     cusp.load()
-    spec = cusp.load_spec(SCENE, not_a_key="7")
-    with pytest.raises(ValueError, match="not_a_key"):
+    # an override: refused by load_spec, naming the key and every valid one
+    with pytest.raises(ValueError, match="not_a_key") as err:
+        cusp.load_spec(SCENE, not_a_key="7")
+    assert str(err.value) == ("cusp.contact: unknown config key 'not_a_key'; valid keys: "
+                              + ", ".join(cusp.config_keys()))
+    # written in the MJCF: MuJoCo's compiler refuses it naming the key; compile_spec adds the list
+    spec = mujoco.MjSpec.from_file(str(SCENE))
+    (instance,) = [p for p in spec.plugins if p.plugin_name == cusp.PLUGIN_NAME]
+    instance.config = dict(instance.config, not_a_key="7")
+    with pytest.raises(ValueError, match="not_a_key") as err:
         spec.compile()
+    with pytest.raises(cusp.SceneError) as err:
+        cusp.compile_spec(spec, SCENE)
+    assert "not_a_key" in str(err.value) and str(err.value).endswith(", ".join(cusp.config_keys()))
+    assert "\n" not in str(err.value)
+
+
+def test_config_keys_are_the_documented_ones():
+    """cusp.config_keys() (read from MuJoCo's plugin table) = the keys of mjcf/README.md's table."""
+    text = (REPO / "mjcf" / "README.md").read_text()
+    table = text[text.index("| key | type | unit | default | range | meaning |"):]
+    table = table[:table.index("\n\n")]
+    documented = [row.split("`")[1] for row in table.splitlines()[2:]]
+    assert list(cusp.config_keys()) == documented
 
 
 def test_stock_twin_in_python():

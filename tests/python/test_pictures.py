@@ -120,6 +120,8 @@ def test_compare_cli_writes_plots_and_summary(tmp_path):
     summary = (out / "summary.md").read_text()
     assert "| max penetration (mm) |" in summary and "cusp | stock" in summary
     assert "100%" in done.stderr  # the progress bar ran to the end
+    assert "\r" not in done.stderr  # stderr is a pipe here: plain lines, no redrawing
+    assert any(line.startswith("push_stick.xml cusp 100%") for line in done.stderr.splitlines())
 
 
 def test_render_cli_writes_png_and_mp4(tmp_path):

@@ -69,6 +69,36 @@ def test_sweep_command_line_errors_are_one_line(tmp_path):
     assert len(lines) == 1 and "--set: 'ruiz'" in lines[0], lines
 
 
+def test_sweep_refuses_an_unknown_config_key_before_ray_starts(tmp_path):
+    """One line on stderr, printed once, naming the key and every valid key; exit status 2; Ray
+    never started (no session directory, nothing written to --out)."""
+    import cusp
+
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"), RAY_TMPDIR=str(tmp_path / "ray"))
+    done = subprocess.run([sys.executable, "-m", "cusp", "sweep", str(SCENES[0]), "--set",
+                           "ruiz=true,false", "--set", "tikhonv=true,false", "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode == 2
+    keys = ", ".join(cusp.config_keys())
+    assert "tikhonov" in keys and "ruiz" in keys and "disks" in keys
+    assert done.stderr == ("python -m cusp sweep: argument --set: cusp.contact: unknown config "
+                           f"key 'tikhonv'; valid keys: {keys} (python -m cusp sweep --help for "
+                           "usage)\n")
+    assert done.stdout == ""
+    assert not (tmp_path / "ray").exists() and not (tmp_path / "out").exists()
+
+
+def test_sweep_help_is_complete_sentences():
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    done = subprocess.run([sys.executable, "-m", "cusp", "sweep", "--help"], capture_output=True,
+                          text=True, env=env, timeout=120, check=True)
+    text = " ".join(done.stdout.split())
+    assert "and write the results to OUT/sweep.csv (one row per run) and OUT/sweep.png." in text
+    assert text.rstrip().endswith("--out results/sweep")
+    assert "time steps," not in text.split("positional arguments")[0][-20:]
+
+
 def test_seed_batch_on_rollout_threads_matches_single_runs():
     """Seed 0 of a mujoco.rollout batch is the unperturbed scene: the same judgement as
     cusp.run's; the batch on 2 threads equals the batch on 1; perturbed seeds start elsewhere."""

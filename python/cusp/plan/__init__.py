@@ -1,10 +1,11 @@
-"""cusp.plan: trajectory optimisation through contact on cusp's contact model (CUSP IV).
+"""cusp.plan: trajectory optimisation through contact on cusp's contact model ([CUSP] Sec. IV;
+references in docs/references.md).
 
 A plan is a direct transcription of the soft arm of a generated scene (the same PCC arm that
 cusp-mjcf writes to MJCF, read from the compiled model: plan/arm.py) and a rigid object over N
 steps, with states, inputs and contact forces as decision variables and contact by the
-gap-force complementarity of CUSP (19) under Scholtes' relaxation, solved by IPOPT through
-CasADi (plan/mpcc.py). The seeds' task, turning a sphere held at a fixed centre, is
+gap-force complementarity of [CUSP] eq. (19) under [Scholtes]' relaxation, solved by IPOPT through
+CasADi (plan/mpcc.py). The task of [CUSP] Sec. V-C, turning a sphere held at a fixed centre, is
 plan/sphere.py (two stages: kinematic, then dynamic); plan/playback.py runs a plan in MuJoCo with
 cusp and with the stock twin; plan/toy.py holds small problems with known optima.
 
@@ -13,7 +14,7 @@ cusp and with the stock twin; plan/toy.py holds small problems with known optima
     rep = cusp.plan.replay(result, feedback=True)                # cusp in MuJoCo
     summary = cusp.plan.plan_and_replay(cusp.plan.SphereTask(axis="z"), "results/plan_z")
 
-Command line: ``python -m cusp plan --axis x --out results/plan_x`` (README.md).
+Command line: ``python -m cusp plan --axis x --out results/plan_x`` (docs/planning.md).
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def replay(result, stock: bool = False, feedback: bool = False, timestep: float 
 
 
 # period (s) of the re-planning replay: the rest of the plan is re-solved from the simulated
-# state at every multiple of it before the horizon's end (the seeds' task: 9 re-plans in 4 s;
+# state at every multiple of it before the horizon's end (the sphere task: 9 re-plans in 4 s;
 # 5 at 0.4, 0.8, 1.2, 2, 3 s left up to 3 deg to the open-loop tail after 3 s)
 REPLAN_PERIOD = 0.4
 

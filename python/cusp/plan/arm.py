@@ -4,14 +4,14 @@ Nothing is restated here: the arm is read from the compiled MuJoCo model of a ge
 (cusp.mjcf_gen.pcc_layout gives the sections, chamber offsets d, rest lengths L0, the joint
 table joint <- weight * (s | theta_x | theta_y); bodies, masses, inertias, joint axes and
 anchors, tendon stiffness K, damping D and actuator ranges come from the MjModel). The
-coordinates are the 9 chamber lengths l (m), as in CUSP (1): each section's configuration
+coordinates are the 9 chamber lengths l (m), as in [CUSP] eq. (1): each section's configuration
 q = (s, theta_x, theta_y) is linear in its three chamber lengths (models/pcc.h), every joint of
 the section is a fixed multiple of one of them, and the forward kinematics below repeats
 MuJoCo's own (mj_kinematics: bodies in tree order, joints applied in order, hinges about their
 anchors, slides along their axes), so the planner's arm and the simulated one have the same
 geometry and the same lumped masses.
 
-The equations of motion in chamber space are CUSP (2) without the Coriolis/centrifugal term:
+The equations of motion in chamber space are [CUSP] eq. (2) without the Coriolis/centrifugal term:
     M(l) ldot_dot + K (l - L0) + D ldot + G(l) = u + J^T f,
 M = sum over bodies of m Jp^T Jp + Jw^T I_world Jw (the joint-space inertia projected onto the
 chamber lengths), G = dV/dl with V the bodies' potential energy, K and D the chamber tendons'
@@ -231,7 +231,7 @@ class ArmModel:
 
     def step_function(self, h: float) -> ca.Function:
         """(l, v, u, gen) -> (l+, v+): one implicit-Euler step of h (s) of the planner's
-        equations of motion (the residual the dynamic stage imposes, CUSP (17)), solved by
+        equations of motion (the residual the dynamic stage imposes, [CUSP] eq. (17)), solved by
         Newton's method; gen is the generalised contact force J^T F (N)."""
         n = self.n
         l0, v0 = ca.SX.sym("l0", n), ca.SX.sym("v0", n)

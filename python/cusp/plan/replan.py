@@ -5,7 +5,8 @@ of how the simulated contact differs from the planned one: the sphere's orientat
 nothing in the replay sees it. Here, at chosen interval boundaries k0, the simulated state (arm
 chamber lengths and rates, sphere orientation and angular velocity) becomes state 0 of the
 dynamic MPCC over the remaining intervals k0..N-1 (same step h, same cost terms: the tail of
-CUSP (20)), warm-started from the current plan's tail; its inputs replace the plan's from k0 on.
+[CUSP] eq. (20)), warm-started from the current plan's tail; its inputs replace the plan's from k0
+on.
 The interval function and its compiled derivatives do not depend on the number of intervals,
 so a re-plan reuses the scene's compiled code.
 """

@@ -1,10 +1,10 @@
-"""The seeds' planning task (CUSP IV, V-C): the soft arm turns a sphere held at a fixed centre by
-a given angle about a given axis through its tip disk, planned as an MPCC on the arm of the
-scene (plan/arm.py) and solved in two stages: a kinematic stage (arm kinematic, sphere
-dynamic, every contact constraint kept) that finds a contact sequence, then the dynamic MPCC
+"""The sphere-turning task of [CUSP] Sec. IV and V-C (docs/references.md): the soft arm turns
+a sphere held at a fixed centre by a given angle about a given axis through its tip disk,
+planned as an MPCC on the arm of the scene (plan/arm.py) and solved in two stages: a kinematic
+stage (arm kinematic, sphere dynamic, every contact constraint kept) that finds a contact sequence, then the dynamic MPCC
 started from it with the inputs of the arm's inverse dynamics along that motion.
 
-Transcription (N intervals of h = T / N, implicit Euler as CUSP (17)-(18)): states l_k, v_k
+Transcription (N intervals of h = T / N, implicit Euler as [CUSP] eqs. (17)-(18)): states l_k, v_k
 (chamber lengths and rates), q_k, w_k (sphere orientation, world angular velocity); inputs u_k
 (chamber motor forces, N) and contact forces of interval k: normal f_k, friction beta_k along d
 pyramid directions, slack gamma_k (N), all evaluated at the end of the interval:
@@ -12,12 +12,12 @@ pyramid directions, slack gamma_k (N), all evaluated at the end of the interval:
     l_{k+1} = l_k + h v_{k+1}
     I (w_{k+1} - w_k) = h ((p_k - c) x (-F_k) - D_s w_{k+1}),  q_{k+1} = exp(h w_{k+1}) q_k
     0 <= phi(l_{k+1}) _|_ f_k >= 0
-    0 <= mu f_k - e^T beta_k _|_ gamma_k >= 0                                      CUSP (19)
+    0 <= mu f_k - e^T beta_k _|_ gamma_k >= 0                               [CUSP] eq. (19)
     0 <= beta_k _|_ D^T nu_t(k+1) + gamma_k e >= 0
 with F_k = f_k n + sum_i beta_ki t_i the force on the disk at its point p_k nearest the sphere,
 phi the distance from the tip disk (a cylinder, as cusp's disk-sphere detection) to the sphere
 with smooth min/max (eps_sdf), nu_t the disk's velocity at p_k relative to the sphere's surface.
-The cost is CUSP (20).
+The cost is [CUSP] eq. (20).
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ AXES = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
 
 @dataclasses.dataclass
 class SphereTask:
-    """The task; defaults are the seeds' (CUSP V-C)."""
+    """The task; defaults are those of [CUSP] Sec. V-C."""
     axis: str | tuple = "x"        # "x", "y", "z" or a 3-vector (normalised)
     angle_deg: float = 90.0        # rotation of the sphere (deg)
     steps: int = 100               # N
@@ -52,7 +52,7 @@ class SphereTask:
     mu: float = 0.6                # friction coefficient
     directions: int = 10           # d, friction pyramid directions
     eps: float = SCHOLTES_EPS      # Scholtes relaxation
-    # weight of the terminal orientation cost J_quat(q_N) (CUSP (20): 100). With the chamber
+    # weight of the terminal orientation cost J_quat(q_N) ([CUSP] eq. (20): 100). With the chamber
     # forces in N the effort term 1e-2 sum h u^2 outweighs a last degree of turn on some axes
     # (z ends 1.2 deg short at 100, a local optimum of (20)); 1e4 finishes it
     terminal_weight: float = 100.0
@@ -114,7 +114,7 @@ class Plan:
 
     @property
     def quat_error(self) -> float:
-        """1 - (q_N . q_target)^2, the seeds' J_quat at the end."""
+        """1 - (q_N . q_target)^2, [CUSP]'s J_quat at the end."""
         return quat_cost(self.q[-1], self.target)
 
     @property

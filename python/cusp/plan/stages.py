@@ -1,4 +1,4 @@
-"""The two stages of the sphere task (CUSP IV-B) as stage-wise NLPs (plan/stagewise.py):
+"""The two stages of the sphere task ([CUSP] Sec. IV-B) as stage-wise NLPs (plan/stagewise.py):
 the interval function, the layout of the decision vector, the bounds, and one stage's solve
 with the Scholtes homotopy."""
 from __future__ import annotations
@@ -22,7 +22,7 @@ def _split_state(s, n):
 
 
 def jquat(q, target):
-    """The seeds' orientation cost 1 - (q . q_target)^2."""
+    """The orientation cost of [CUSP] Sec. V-C, 1 - (q . q_target)^2."""
     return 1 - ca.dot(q, ca.DM(target)) ** 2
 
 
@@ -33,9 +33,9 @@ def interval_function(sm, kinematic: bool) -> ca.Function:
     """Everything of interval k as one SX function of that interval's variables
     z = (state k, state k+1, f_k, beta_k, gamma_k, u_k, s_k, f_{k-1}) and parameters
     p = (smoothing weight, target quaternion (4), vec M(l_{k+1})): constraints c = (dynamics
-    residuals; s_k - a(z) = 0; the products of the complementarity pairs of CUSP (19)) and the
-    running cost of CUSP (20) times h. Every pair is of two variables under simple bounds >= 0:
-    f _|_ s_gap, gamma _|_ s_cone, beta _|_ s_slip with the slacks s = (gap, mu f - e^T beta,
+    residuals; s_k - a(z) = 0; the products of the complementarity pairs of [CUSP] eq. (19)) and
+    the running cost of [CUSP] eq. (20) times h. Every pair is of two variables under simple
+    bounds >= 0: f _|_ s_gap, gamma _|_ s_cone, beta _|_ s_slip with the slacks s = (gap, mu f - e^T beta,
     D^T nu_t + gamma e) lifted into variables, so each product is bilinear in two variables and
     its nonnegativity is a bound IPOPT keeps by its barrier, not a constraint row. In the dynamic stage the inertia M(l_{k+1}) is a
     parameter, set from the current estimate of l_{k+1} and updated between solves (the lagged

@@ -1,5 +1,5 @@
 """Small planning problems through contact whose optimum is known in closed form, transcribed
-with the same MPCC layer and the same gap-force complementarity (CUSP (19)) as the arm: they
+with the same MPCC layer and the same gap-force complementarity ([CUSP] eq. (19)) as the arm: they
 check the machinery (tests/python/test_plan.py).
 
 Time stepping as in the arm's planner: implicit Euler, v_{k+1} = v_k + h/m (forces at k+1 and the
@@ -80,7 +80,7 @@ def point_mass_wall_optimum(n, h, mass, x0, wall):
 def box_push(n: int = 20, h: float = 0.05, mass: float = 1.0, mu: float = 0.3,
              gravity: float = 9.81, target: float = 0.4, eps: float = SCHOLTES_EPS) -> ToyPlan:
     """A box of mass `mass` rests on a floor (z >= 0 _|_ normal force, Coulomb friction mu as a
-    2-direction pyramid along x with its slack, CUSP (19)); a horizontal force u (either sign)
+    2-direction pyramid along x with its slack, [CUSP] eq. (19)); a horizontal force u (either sign)
     must bring it from rest at x = 0 to rest at x = target in n steps of h, minimising
     sum h u^2."""
     for key, val in (("h", h), ("mass", mass), ("gravity", gravity)):
