@@ -1,0 +1,145 @@
+"""Grasps, stacks and piles with registered rigid objects (tests/python/rigid_scenes.py): the
+island solver must not fail on hyperstatic islands (several contacts on one object), a held object
+must not creep relative to the fingers, nothing may penetrate, and an unactuated scene may not gain
+energy in a step. Each under several integrators and time steps, as users run them.
+
+Tolerances: creep <= 1e-6 m/s (the object's velocity relative to the fingers while the grip is
+inside the friction cone), penetration <= 0.1 mm measured with MuJoCo's own mj_geomDistance
+between the object and every finger geom (and the published max_penetration), one-step energy
+gain <= 1e-6 J where nothing is actuated.
+"""
+import mujoco
+import numpy as np
+import pytest
+
+import cusp
+import rigid_scenes as rs
+
+INTEGRATORS = [("Euler", 0.002), ("implicitfast", 0.002), ("RK4", 0.002), ("implicitfast", 0.001),
+               ("implicit", 0.001)]
+
+
+def _load(xml):
+    m = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(m)
+    if m.nkey:
+        mujoco.mj_resetDataKeyframe(m, d, 0)
+    mujoco.mj_forward(m, d)
+    return m, d
+
+
+def _slot(d, name):
+    return d.plugin_state[cusp.slot_names().index(name)]
+
+
+def _min_distance(m, d, body, others):
+    """Smallest signed distance (m) between the geoms of `body` and the geoms of bodies `others`,
+    by MuJoCo's own mj_geomDistance (negative: penetration)."""
+    fromto = np.zeros(6)
+    worst = np.inf
+    for g in range(m.ngeom):
+        if m.geom_bodyid[g] != body:
+            continue
+        for h in range(m.ngeom):
+            if m.geom_bodyid[h] in others:
+                worst = min(worst, mujoco.mj_geomDistance(m, d, g, h, 0.05, fromto))
+    return worst
+
+
+def _hold(xml, seconds, settle, fingers, obj="ball"):
+    """Runs a grip; returns (failures, worst creep after `settle` s (m/s, object relative to the
+    fingers' velocity), worst mj_geomDistance penetration (m, >= 0), published max penetration)."""
+    m, d = _load(xml)
+    body = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, obj)
+    fids = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, f) for f in fingers]
+    vel = np.zeros(6)
+    creep = pen = pub = 0.0
+    for i in range(int(round(seconds / m.opt.timestep))):
+        mujoco.mj_step(m, d)
+        # kinematics of the state the step left (mj_step's geom poses and cvel are those of its
+        # last stage evaluation, before the integration and the contact correction)
+        mujoco.mj_forward(m, d)
+        pub = max(pub, _slot(d, "max_penetration"))
+        pen = max(pen, -_min_distance(m, d, body, fids))
+        if d.time >= settle:
+            mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_BODY, body, vel, 0)
+            v_obj = vel[3:].copy()
+            v_fingers = np.zeros(3)
+            for f in fids:
+                mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_BODY, f, vel, 0)
+                v_fingers += vel[3:] / len(fids)
+            # the fingers only squeeze (x, y); what the grip must hold is the object's motion along
+            # the fingers' surfaces: its vertical velocity relative to theirs
+            creep = max(creep, abs(v_obj[2] - v_fingers[2]))
+    return _slot(d, "solver_failures"), creep, pen, pub
+
+
+@pytest.mark.parametrize("integrator,h", INTEGRATORS)
+@pytest.mark.parametrize("tips", ["sphere1", "sphere2", "sphere2h", "capsule"])
+def test_a_pinch_holds_a_ball_without_creep(tips, integrator, h):
+    """A 50 g ball (friction 0.7) pinched by two fingers (one or two spheres each, or a capsule),
+    10 N each: the weight is carried by friction alone; two tips per finger make the grasp
+    hyperstatic (the split between them is not unique)."""
+    fails, creep, pen, pub = _hold(rs.pinch(tips, integrator, h), 0.6, 0.2, ["left", "right"])
+    assert fails == 0
+    assert creep <= 1e-6
+    assert pen <= 1e-4 and pub <= 1e-4
+
+
+@pytest.mark.parametrize("integrator,h", INTEGRATORS[:3])
+@pytest.mark.parametrize("obj", ["sphere", "box"])
+def test_three_fingers_hold_a_sphere_and_a_box(obj, integrator, h):
+    """Three sphere tips at 120 deg, 8 N each, hold an 80 g sphere or box in the air."""
+    fails, creep, pen, pub = _hold(rs.three_finger(obj, integrator, h), 0.6, 0.2,
+                                   ["f0", "f1", "f2"], obj="obj")
+    assert fails == 0
+    assert creep <= 1e-6
+    assert pen <= 1e-4 and pub <= 1e-4
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "known: a mesh pad against a box face gives point contacts (no patch, no torsional friction); "
+    "the hyperstatic point loads may gather on one vertex per pad and the box then pivots about "
+    "the line through them: 6-12 um of slip in episodes over 0.5 s (creep 1.2e-5 to 2.4e-5 m/s)"))
+@pytest.mark.parametrize("integrator,h", INTEGRATORS[:3])
+def test_a_mesh_jaw_gripper_lifts_a_box_off_the_table(integrator, h):
+    """Convex-mesh jaws squeeze a 100 g box (5 N each) and the hand lifts it 5 cm: the box rises
+    with the hand, does not slip in the jaws once the lift has settled, and nothing penetrates."""
+    m, d = _load(rs.jaw_lift(integrator, h))
+    box = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "box")
+    hand = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "hand")
+    jaws = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, j) for j in ("jaw_l", "jaw_r")]
+    slip = pen = 0.0
+    offset = None
+    for i in range(int(round(1.5 / h))):
+        d.ctrl[1] = d.ctrl[2] = 5.0
+        d.ctrl[0] = 0.0 if d.time < 0.3 else 0.05
+        mujoco.mj_step(m, d)
+        mujoco.mj_forward(m, d)  # kinematics of the state the step left
+        pen = max(pen, -_min_distance(m, d, box, jaws))
+        if d.time >= 1.0:  # lifted and settled: the box must ride with the hand exactly
+            rel = d.xpos[box, 2] - d.xpos[hand, 2]
+            offset = rel if offset is None else offset
+            slip = max(slip, abs(rel - offset))
+    assert _slot(d, "solver_failures") == 0
+    assert d.xpos[box, 2] > 0.02 + 0.04  # lifted about 5 cm
+    assert slip <= 1e-6 * 0.5  # creep <= 1e-6 m/s over the last 0.5 s
+    assert pen <= 1e-4 and _slot(d, "max_penetration") <= 1e-4
+
+
+@pytest.mark.parametrize("integrator,h", INTEGRATORS[:3])
+@pytest.mark.parametrize("n,taper", [(5, True), (8, False)])
+def test_a_stack_rests_without_failures_or_energy_gain(n, taper, integrator, h):
+    """A tapering stack of 5 with its middle box turned 20 deg (corners overhang), and 8 equal
+    boxes: every solve succeeds, no step gains energy (1e-6 J), and the stack comes to rest."""
+    m, d = _load(rs.stack(n, integrator, h, taper=taper))
+    gain = 0.0
+    for _ in range(int(round(0.5 / h))):
+        e0 = d.energy.sum()
+        mujoco.mj_step(m, d)
+        mujoco.mj_forward(m, d)
+        gain = max(gain, d.energy.sum() - e0)
+    assert _slot(d, "solver_failures") == 0
+    assert gain <= 1e-6
+    assert np.abs(d.qvel).max() <= 1e-6
+    assert _slot(d, "max_penetration") <= 1e-4
