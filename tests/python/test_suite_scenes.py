@@ -98,12 +98,12 @@ def arena(spec, prop):
 X_BALL, R_BALL = 0.1, 0.022  # m: away from the arena's slanted walls; the suite's ball radius
 
 
-def gripper_scene():
+def gripper_scene(tips):
     """The manipulator's arena and ball (x/z slides and a hinge) with the ball on the floor at
     x = 0.1 m, and a gripper in place of the arm: a hand on a vertical slide and two fingers on
-    horizontal slides, each ending in one of the suite's fingertip spheres (radius, friction,
-    solref, solimp of thumbtip1), all driven by position servos. The suite's fingertips are pairs
-    of spheres 6 mm apart; one sphere per finger here (see test_gripper_lifts_the_planar_ball)."""
+    horizontal slides, each ending in the suite's fingertip spheres (radius, friction, solref,
+    solimp of thumbtip1) at heights `tips` (m; the suite's pair: -3 and 3 mm), all driven by
+    position servos."""
     spec = mujoco.MjSpec.from_file(str(MANIPULATOR))
     tip = spec.geom("thumbtip1")
     size, friction = np.array(tip.size), np.array(tip.friction)
@@ -121,8 +121,10 @@ def gripper_scene():
         body.add_joint(name=name, type=mujoco.mjtJoint.mjJNT_SLIDE, axis=[1, 0, 0], damping=2)
         body.add_geom(type=mujoco.mjtGeom.mjGEOM_CAPSULE, size=[0.004, 0, 0],
                       fromto=[0, 0, 0.008, 0, 0, 0.04], contype=0, conaffinity=0, mass=0.005)
-        body.add_geom(name=name + "tip", type=mujoco.mjtGeom.mjGEOM_SPHERE, size=size,
-                      friction=friction, solref=solref, solimp=solimp, mass=0.005)
+        for k, z in enumerate(tips):
+            body.add_geom(name=f"{name}tip{k + 1}", type=mujoco.mjtGeom.mjGEOM_SPHERE, size=size,
+                          pos=[0, 0, z], friction=friction, solref=solref, solimp=solimp,
+                          mass=0.005)
     for name, kp in (("lift", 400), ("thumb", 100), ("finger", 100)):
         spec.add_actuator(name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT,
                           biastype=mujoco.mjtBias.mjBIAS_AFFINE, ctrlrange=[-1, 1],
@@ -138,14 +140,18 @@ def grip(t):
     return [lift, close, -close]
 
 
-def test_gripper_lifts_the_planar_ball():
-    # The ball is lifted with the hand without slipping (< 1 um), no failed solve, no contact
-    # sinks. With the suite's pairs of fingertip spheres (two contacts per finger, 6 mm apart) the
-    # patch MCP failed in 180 of 1000 steps (natural residual ~1e-5: the squeeze and friction split
-    # between two contacts of one finger is statically indeterminate), so each finger has one.
+@pytest.mark.parametrize("tips, most_failures", [
+    ((0.0,), 0),            # one sphere per finger
+    ((-0.003, 0.003), 2),   # the suite's pair: two contacts per finger (see below)
+])
+def test_gripper_lifts_the_planar_ball(tips, most_failures):
+    # The ball is lifted with the hand without slipping (< 1 um), no contact sinks. With the
+    # suite's pairs of fingertip spheres the squeeze and friction split between the two contacts
+    # of one finger is statically indeterminate: the rigid-island solve still fails in 1 or 2 of
+    # the 1000 steps, when the fingers strike the ball (180 before the proximal-point solve).
     result = {}
     for stock in (False, True):
-        spec = gripper_scene()
+        spec = gripper_scene(tips)
         if stock:
             cusp.stock_twin(spec)
         m = spec.compile()
@@ -164,14 +170,15 @@ def test_gripper_lifts_the_planar_ball():
         result[stock] = (d.qpos[ball], held - grasped, (d.qpos[ball] - d.qpos[lift] - held) / 0.5)
         if stock:
             continue
-        assert counters(m, d)[1] == 0
+        assert counters(m, d)[1] <= most_failures
         assert max_pen <= 1e-4
-        for tip in ("thumbtip", "fingertip"):
+        for tip in ("thumbtip1", "fingertip1"):
             assert -1e-4 <= distance(m, d, tip, "ball") <= 1e-4
     height, slip, creep = result[False]
     assert height == pytest.approx(R_BALL + 0.0989, abs=1e-3)  # the hand's servo sags 1.1 mm
     assert abs(slip) < 1e-6 and abs(creep) < 1e-6
-    # stock MuJoCo lifts it too, slipping in its soft grip (4 mm, then 7.7 mm/s)
+    # stock MuJoCo lifts it too, slipping in its soft grip (one sphere per finger: 4 mm, then
+    # 7.7 mm/s; the pair: 0.9 mm, then 0.8 mm/s)
     assert result[True][0] == pytest.approx(height, abs=2e-2)
     assert abs(result[True][2]) > 100 * abs(creep)
 
