@@ -44,6 +44,12 @@ def register(spec, bodies):
     return spec
 
 
+def compiled(spec, stock):
+    """(model, data) of spec, or of its stock twin."""
+    m = (cusp.stock_twin(spec) if stock else spec).compile()
+    return m, mujoco.MjData(m)
+
+
 # ---------------------------------- door and drawer held shut ------------------------------------
 
 @pytest.mark.parametrize("scene, pairs", [
@@ -151,11 +157,7 @@ def test_gripper_lifts_the_planar_ball(tips, most_failures):
     # the 1000 steps, when the fingers strike the ball (180 before the proximal-point solve).
     result = {}
     for stock in (False, True):
-        spec = gripper_scene(tips)
-        if stock:
-            cusp.stock_twin(spec)
-        m = spec.compile()
-        d = mujoco.MjData(m)
+        m, d = compiled(gripper_scene(tips), stock)
         ball, lift = m.joint("ball_z").qposadr[0], m.joint("lift").qposadr[0]
         max_pen = 0.0
         for _ in range(1000):
@@ -213,11 +215,7 @@ def peg_scene(free):
 def test_suite_peg_with_welded_pommel_rests_on_a_table(free):
     rest = {}
     for stock in (False, True):
-        spec = peg_scene(free)
-        if stock:
-            cusp.stock_twin(spec)
-        m = spec.compile()
-        d = mujoco.MjData(m)
+        m, d = compiled(peg_scene(free), stock)
         max_pen = 0.0
         for _ in range(1500):
             mujoco.mj_step(m, d)
