@@ -146,6 +146,81 @@ TEST_F(ConfigRefusal, EnvironmentGeomOfARegisteredBody) {
       {"'environment'", "'floor block_geom'", "'block_geom'", "registered body 'block'"});
 }
 
+// Bodies of every joint kind MuJoCo integrates: free, ball, hinge, slide and combinations (a ball
+// on x/z slides and a hinge, as in planar task suites); `what` is the body's joints and geom.
+std::string JointScene(const std::string& bodies) {
+  return R"(
+<mujoco>
+  <extension><plugin plugin="cusp.contact"><instance name="cusp">
+    <config key="bodies" value=")" + bodies + R"("/>
+  </instance></plugin></extension>
+  <worldbody>
+    <geom name="floor" type="plane" size="2 2 0.1"/>
+    <body name="free" pos="0 0 0.3"><freejoint/>
+      <geom type="box" size="0.05 0.05 0.05" contype="0" conaffinity="0"/></body>
+    <body name="planar" pos="0.3 0 0.3">
+      <joint type="slide" axis="1 0 0"/><joint type="slide" axis="0 0 1"/>
+      <joint type="hinge" axis="0 1 0"/>
+      <geom type="sphere" size="0.05" contype="0" conaffinity="0"/></body>
+    <body name="door" pos="0.6 0 0.3"><joint type="hinge" axis="0 0 1"/>
+      <geom type="box" size="0.1 0.01 0.1" pos="0.1 0 0" contype="0" conaffinity="0"/>
+      <body name="handle"><geom type="capsule" fromto="0.15 -0.03 0 0.15 -0.03 0.05" size="0.01"
+            contype="0" conaffinity="0"/></body></body>
+    <body name="drawer" pos="0.9 0 0.3"><joint type="slide" axis="1 0 0"/>
+      <geom type="box" size="0.1 0.1 0.05" contype="0" conaffinity="0"/></body>
+    <body name="knob" pos="1.2 0 0.3"><joint type="ball"/>
+      <geom type="sphere" size="0.03" contype="0" conaffinity="0"/></body>
+    <body name="shelf" pos="1.5 0 0.3"><geom type="box" size="0.2 0.2 0.01"/></body>
+    <body name="target" mocap="true" pos="1.8 0 0.3"><geom type="sphere" size="0.02"/></body>
+  </worldbody>
+</mujoco>)";
+}
+
+TEST_F(ConfigRefusal, BodiesMovedByTheirOwnJointsLoad) {
+  mjModel* m = Compile(JointScene("free planar door drawer knob"));
+  ASSERT_NE(m, nullptr) << error_ << g_warnings;
+  mjData* d = mj_makeData(m);
+  ASSERT_NE(d, nullptr);
+  const cuspInstance* inst = cusp_instance_find(d, 0);
+  ASSERT_NE(inst, nullptr);
+  EXPECT_EQ(inst->cfg.npatch_body, 5);
+  mj_deleteData(d);
+  mj_deleteModel(m);
+}
+
+// Nothing integrates them: refused naming key, value, body, why, and what to use instead
+TEST_F(ConfigRefusal, BodiesNothingMovesAreRefusedWithWhatToDo) {
+  ExpectRefused(JointScene("free shelf"),
+                {"'bodies'", "'free shelf'", "body 'shelf'", "welded to the world", "static",
+                 "list its geoms in 'environment'"});
+  ExpectRefused(JointScene("target"),
+                {"'bodies'", "'target'", "body 'target'", "mocap", "list its geoms in "
+                 "'environment'"});
+  ExpectRefused(JointScene("handle"),
+                {"'bodies'", "'handle'", "body 'handle' has no joint", "welded to body 'door'",
+                 "register 'door' instead"});
+}
+
+// Two cusp.contact instances: the second is refused (their geoms would pass through each other)
+TEST_F(ConfigRefusal, SecondInstanceIsRefused) {
+  std::string xml = R"(
+<mujoco>
+  <extension><plugin plugin="cusp.contact">
+    <instance name="first"><config key="bodies" value="a"/></instance>
+    <instance name="second"><config key="bodies" value="b"/></instance>
+  </plugin></extension>
+  <worldbody>
+    <geom name="floor" type="plane" size="1 1 0.1"/>
+    <body name="a" pos="0 0 0.1"><freejoint/>
+      <geom type="box" size="0.05 0.05 0.05" contype="0" conaffinity="0"/></body>
+    <body name="b" pos="0 0 0.3"><freejoint/>
+      <geom type="box" size="0.05 0.05 0.05" contype="0" conaffinity="0"/></body>
+  </worldbody>
+</mujoco>)";
+  ExpectRefused(xml, {"instance 'second'", "second cusp.contact instance", "the first is 'first'",
+                      "pass through each other", "register them all in one instance"});
+}
+
 TEST_F(ConfigRefusal, LimitSurfaceOfABodyNotRegistered) {
   ExpectRefused(
       Scene(std::string(kBody) + R"(<config key="environment" value="floor"/>)"

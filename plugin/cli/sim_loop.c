@@ -33,8 +33,9 @@ int cusp_sim_registered_geoms(char* mask, const mjModel* m) {
   if (cusp_config_parse(&cfg, m, instance, err, sizeof(err))) return -1;
   for (int i = 0; i < cfg.ndisk; i++) mask[cfg.disk_geoms[i]] = 1;
   for (int i = 0; i < cfg.npatch_body; i++) {
-    int b = cfg.patch_bodies[i];
-    for (int g = m->body_geomadr[b]; g < m->body_geomadr[b] + m->body_geomnum[b]; g++) mask[g] = 1;
+    const int* geoms;  // the body's geoms and those welded to it
+    int ng = cusp_config_object_geoms(&geoms, &cfg, i);
+    for (int k = 0; k < ng; k++) mask[geoms[k]] = 1;
   }
   cusp_config_free(&cfg);
   return 0;

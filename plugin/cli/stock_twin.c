@@ -20,6 +20,21 @@ static void enable_collision(mjsGeom* geom) {
   geom->conaffinity = 1;
 }
 
+// the geoms of body and of its descendants welded to it (no joint between them): a registered
+// body's own geoms (config.h cusp_config_object_geoms); returns how many were turned on
+static int enable_welded(mjsBody* body) {
+  int n = 0;
+  for (mjsElement* el = mjs_firstChild(body, mjOBJ_GEOM, 0); el; el = mjs_nextChild(body, el, 0)) {
+    enable_collision(mjs_asGeom(el));
+    n++;
+  }
+  for (mjsElement* el = mjs_firstChild(body, mjOBJ_BODY, 0); el; el = mjs_nextChild(body, el, 0)) {
+    mjsBody* child = mjs_asBody(el);
+    if (!mjs_firstChild(child, mjOBJ_JOINT, 0)) n += enable_welded(child);
+  }
+  return n;
+}
+
 // does a sensor's plugin reference name cusp.contact, directly or through an instance name?
 static int is_cusp_reference(const mjSpec* spec, const mjsPlugin* ref) {
   const char* plugin_name = mjs_getString(ref->plugin_name);
@@ -66,12 +81,7 @@ int cusp_stock_twin(mjSpec* spec, char* err, int err_sz) {
   }
   for (int i = 0; i < cfg.npatch_body; i++) {
     mjsBody* body = mjs_findBody(spec, mj_id2name(m, mjOBJ_BODY, cfg.patch_bodies[i]));
-    if (!body) continue;
-    for (mjsElement* el = mjs_firstChild(body, mjOBJ_GEOM, 0); el;
-         el = mjs_nextChild(body, el, 0)) {
-      enable_collision(mjs_asGeom(el));
-      nturned++;
-    }
+    if (body) nturned += enable_welded(body);
   }
   cusp_config_free(&cfg);
   mj_deleteModel(m);

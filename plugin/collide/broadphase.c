@@ -23,7 +23,7 @@ int cusp_broadphase_init(cuspBroadphase* bp, const mjModel* m, const cuspParams*
     return -1;
   }
   for (int g = 0; g < m->ngeom; g++) {
-    if (p->obstacle[g] && p->patch_of_body[m->geom_bodyid[g]] < 0 && !bounded(m, g)) {
+    if (p->obstacle[g] && p->object_of_geom[g] < 0 && !bounded(m, g)) {
       bp->unbounded[bp->nunbounded++] = g;
     }
   }
@@ -67,6 +67,17 @@ static int add_candidate(cuspBroadphase* bp, int kind, int index, int other_kind
   c->index = index;
   c->other_kind = other_kind;
   c->other = other;
+  return 0;
+}
+
+// whether a geom of registered body i (its own or welded to it) touches geom g
+static int object_touches(const cuspParams* p, const mjModel* m, const cuspConfig* cfg, int i,
+                          int g) {
+  const int* geoms;
+  int ng = cusp_config_object_geoms(&geoms, cfg, i);
+  for (int j = 0; j < ng; j++) {
+    if (cusp_touches(p, m, geoms[j], g)) return 1;
+  }
   return 0;
 }
 
@@ -129,21 +140,21 @@ int cusp_broadphase(cuspBroadphase* bp, const cuspConfig* cfg, const cuspParams*
     b->index = i;
   }
   for (int i = 0; i < cfg->npatch_body; i++) {
-    int body = cfg->patch_bodies[i];
-    if (m->body_geomnum[body] == 0) continue;
+    const int* geoms;  // the body's geoms and those welded to it
+    int ng = cusp_config_object_geoms(&geoms, cfg, i);
+    if (ng == 0) continue;
     cuspAabb* b = bp->box + n++;
-    geom_box(b, m, d, m->body_geomadr[body], pad);
-    for (int g = m->body_geomadr[body] + 1; g < m->body_geomadr[body] + m->body_geomnum[body];
-         g++) {
+    geom_box(b, m, d, geoms[0], pad);
+    for (int j = 1; j < ng; j++) {
       cuspAabb c;
-      geom_box(&c, m, d, g, pad);
+      geom_box(&c, m, d, geoms[j], pad);
       merge_box(b, &c);
     }
     b->kind = CUSP_BP_BODY;
     b->index = i;
   }
   for (int g = 0; g < m->ngeom; g++) {
-    if (!p->obstacle[g] || p->patch_of_body[m->geom_bodyid[g]] >= 0 || !bounded(m, g)) continue;
+    if (!p->obstacle[g] || p->object_of_geom[g] >= 0 || !bounded(m, g)) continue;
     cuspAabb* b = bp->box + n++;
     geom_box(b, m, d, g, 0);
     b->kind = CUSP_BP_GEOM;
@@ -174,22 +185,26 @@ int cusp_broadphase(cuspBroadphase* bp, const cuspConfig* cfg, const cuspParams*
         if (!cusp_touches(p, m, cfg->disk_geoms[lo], cfg->disk_geoms[hi])) continue;
         rc = add_candidate(bp, CUSP_BP_DISK, lo, CUSP_BP_GEOM, cfg->disk_geoms[hi]);
       } else if (O->kind == CUSP_BP_GEOM) {
-        int self = R->kind == CUSP_BP_DISK ? cfg->disk_geoms[R->index]
-                                           : m->body_geomadr[cfg->patch_bodies[R->index]];
-        if (!cusp_touches(p, m, self, O->index)) continue;
+        int touch = R->kind == CUSP_BP_DISK
+                        ? cusp_touches(p, m, cfg->disk_geoms[R->index], O->index)
+                        : object_touches(p, m, cfg, R->index, O->index);
+        if (!touch) continue;
         rc = add_candidate(bp, R->kind, R->index, CUSP_BP_GEOM, O->index);
       } else if (R->kind == CUSP_BP_DISK) {
         // a disk and a registered body: the disk detects against each of the body's geoms
-        int body = cfg->patch_bodies[O->index];
-        for (int g = m->body_geomadr[body];
-             g < m->body_geomadr[body] + m->body_geomnum[body] && !rc; g++) {
-          if (cusp_touches(p, m, cfg->disk_geoms[R->index], g)) {
-            rc = add_candidate(bp, CUSP_BP_DISK, R->index, CUSP_BP_GEOM, g);
+        const int* geoms;
+        int ng = cusp_config_object_geoms(&geoms, cfg, O->index);
+        for (int j = 0; j < ng && !rc; j++) {
+          if (cusp_touches(p, m, cfg->disk_geoms[R->index], geoms[j])) {
+            rc = add_candidate(bp, CUSP_BP_DISK, R->index, CUSP_BP_GEOM, geoms[j]);
           }
         }
       } else {
+        // two registered bodies, unless MuJoCo's body-pair filter parts them (a body and its
+        // parent: one object's links)
         int lo = R->index < O->index ? R->index : O->index;
         int hi = R->index < O->index ? O->index : R->index;
+        if (cusp_bodies_filtered(p, m, cfg->patch_bodies[lo], cfg->patch_bodies[hi])) continue;
         rc = add_candidate(bp, CUSP_BP_BODY, lo, CUSP_BP_BODY, hi);
       }
       if (rc) return -1;
@@ -205,8 +220,7 @@ int cusp_broadphase(cuspBroadphase* bp, const cuspConfig* cfg, const cuspParams*
       }
     }
     for (int i = 0; i < cfg->npatch_body; i++) {
-      int body = cfg->patch_bodies[i];
-      if (m->body_geomnum[body] && cusp_touches(p, m, m->body_geomadr[body], g) &&
+      if (object_touches(p, m, cfg, i, g) &&
           add_candidate(bp, CUSP_BP_BODY, i, CUSP_BP_GEOM, g)) {
         return -1;
       }

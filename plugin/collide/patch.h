@@ -20,7 +20,10 @@
 //                        max -L.u on the ellipsoid): stick inside, slide on the boundary.
 //   gap term             gap g* measured at q*; start-of-step gap g0 = g* - h vn*_k:
 //                          g0 >= 0: rhs = g* / h (the vertex may close the gap, never cross it)
-//                          g0 <  0: rhs = vn*_k - min(gap_alpha |g0| / h, pushout_speed)
+//                          g0 <  0: rhs = vn*_k - min(gap_alpha |g0| / h, pushout_speed),
+//                                   or rhs = vn*_k (depth held) where the bodies' joints give
+//                                   the vertex no normal motion of its own (a drawer on its
+//                                   slide, a lever jammed by friction: step/patch_solve.c)
 // Point contacts (a geom of a registered body against a sphere tool, or any non-patch pair) are the
 // same model with one vertex and no torsion (a circular cone, et = eo = 1).
 #ifndef CUSP_PLUGIN_PATCH_H_

@@ -48,7 +48,24 @@ typedef struct Scratch_ {
   const mjtNum** regions;  // (R)
   int* counts;         // (R)
   void* region;        // (R) Region records (defined below)
+  int* face;           // (R) box face each geom of an object takes (body_vs_env), -1: none
+  int* subset;         // (R) the geoms of an object on one face
 } Scratch;
+
+// A registered body and the geoms it owns: its own and those of the bodies welded to it (one rigid
+// object; config.h cusp_config_object_geoms). Its geoms never touch each other.
+typedef struct Object_ {
+  int body;            // the registered body (the one with the joints)
+  const int* geom;     // (ngeom) its geoms
+  int ngeom;
+} Object;
+
+static Object object_of(const cuspConfig* cfg, int i) {
+  Object o;
+  o.body = cfg->patch_bodies[i];
+  o.ngeom = cusp_config_object_geoms(&o.geom, cfg, i);
+  return o;
+}
 
 static void axis_of(mjtNum a[3], const mjtNum* xmat, int k) {
   a[0] = xmat[k];
@@ -170,12 +187,13 @@ static int geom_point_count(const mjModel* m, int g) {
   }
 }
 
-// smallest gap of body b's geoms above surface S (support function along -n); pts: scratch of
-// 3 x (the largest geom_point_count of b's geoms)
-static mjtNum body_min_gap(mjtNum* pts, const mjModel* m, const mjData* d, int b,
+// smallest gap of object o's geoms above surface S (support function along -n); pts: scratch of
+// 3 x (the largest geom_point_count of its geoms)
+static mjtNum body_min_gap(mjtNum* pts, const mjModel* m, const mjData* d, const Object* o,
                            const Surface* S) {
   mjtNum best = INFINITY;
-  for (int g = m->body_geomadr[b]; g < m->body_geomadr[b] + m->body_geomnum[b]; g++) {
+  for (int k = 0; k < o->ngeom; k++) {
+    int g = o->geom[k];
     if (!patch_capable(m->geom_type[g])) continue;
     int np = geom_points(pts, geom_point_count(m, g), m, d, g, S->n);
     for (int i = 0; i < np; i++) {
@@ -226,17 +244,19 @@ static void box_face(Surface* S, const mjModel* m, const mjData* d, int g, int f
   S->geom = g;
 }
 
-// the face of box g that separates it best from body b (largest minimum gap); returns that gap
-static mjtNum best_box_face(Surface* S, mjtNum* pts, const mjModel* m, const mjData* d, int g,
-                            int b) {
+// the face of box g that separates it best from object o (largest minimum gap); returns that gap,
+// and the face's index (box_face) in *face if not NULL
+static mjtNum best_box_face(Surface* S, int* face, mjtNum* pts, const mjModel* m, const mjData* d,
+                            int g, const Object* o) {
   mjtNum best = -INFINITY;
   Surface T;
   for (int f = 0; f < 6; f++) {
     box_face(&T, m, d, g, f);
-    mjtNum gap = body_min_gap(pts, m, d, b, &T);
+    mjtNum gap = body_min_gap(pts, m, d, o, &T);
     if (gap > best) {
       best = gap;
       *S = T;
+      if (face) *face = f;
     }
   }
   return best;
@@ -543,6 +563,8 @@ static size_t scratch_layout(Scratch* s, void* base, int P, int R) {
   CUSP_CARVE(regions, const mjtNum*, R);
   CUSP_CARVE(counts, int, R);
   CUSP_CARVE(region, Region, R);
+  CUSP_CARVE(face, int, R);
+  CUSP_CARVE(subset, int, R);
 #undef CUSP_CARVE
   if (base) {
     s->cap = P;
@@ -552,15 +574,26 @@ static size_t scratch_layout(Scratch* s, void* base, int P, int R) {
 }
 
 void cusp_patch_detect_sizes(int* points, int* regions, const mjModel* m) {
+  // per rigid object: the geoms of a body and of the bodies welded to it (body_weldid)
   int P = 24, R = 1;
-  for (int b = 0; b < m->nbody; b++) {
-    int count = 0;
-    for (int g = m->body_geomadr[b]; g < m->body_geomadr[b] + m->body_geomnum[b]; g++) {
-      count += geom_point_count(m, g);
+  int* count = (int*)calloc(2 * ((size_t)m->nbody + 1), sizeof(int));  // points, geoms per weld
+  if (count) {
+    for (int g = 0; g < m->ngeom; g++) {
+      int weld = m->body_weldid[m->geom_bodyid[g]];
+      count[2 * weld] += geom_point_count(m, g);
+      count[2 * weld + 1]++;
     }
-    if (count > P) P = count;
-    if (m->body_geomnum[b] > R) R = m->body_geomnum[b];
+    for (int b = 0; b < m->nbody; b++) {
+      if (count[2 * b] > P) P = count[2 * b];
+      if (count[2 * b + 1] > R) R = count[2 * b + 1];
+    }
+  } else {
+    // out of memory: the whole model bounds every object
+    P = 24;
+    for (int g = 0; g < m->ngeom; g++) P += geom_point_count(m, g);
+    R = m->ngeom > 1 ? m->ngeom : 1;
   }
+  free(count);
   *points = P;
   *regions = R;
 }
@@ -570,16 +603,18 @@ size_t cusp_patch_detect_worksize(int points, int regions) {
   return scratch_layout(&s, NULL, points, regions);
 }
 
-// Build the patch of body b on surface S from its geoms' points within margin. Returns 1 if a patch
-// was added, 0 if nothing is within margin, -1 out of memory.
+// Build the patch of object o on surface S from its geoms' points within margin. Returns 1 if a
+// patch was added, 0 if nothing is within margin, -1 out of memory.
 static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m,
-                         const mjData* d, int b, const Surface* S) {
+                         const mjData* d, const Object* o, const Surface* S) {
+  int b = o->body;
   Scratch sc;
   scratch_layout(&sc, w->scratch, w->points, w->regions);
   Cand *cand = sc.cand, *tmp = sc.tmp, *clip = sc.clip;
   int nc = 0, first_geom = -1;
   mjtNum gmin = INFINITY;
-  for (int g = m->body_geomadr[b]; g < m->body_geomadr[b] + m->body_geomnum[b]; g++) {
+  for (int j = 0; j < o->ngeom; j++) {
+    int g = o->geom[j];
     if (!patch_capable(m->geom_type[g])) continue;
     int np = geom_points(sc.pts, geom_point_count(m, g), m, d, g, S->n);
     for (int i = 0; i < np; i++) {
@@ -605,7 +640,8 @@ static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* 
   int* counts = sc.counts;
   int nregion = 0, nfeat = 0;
   int is_full_cap = -1;  // a single cylinder cap flat on the surface: er = 2R/3 exactly
-  for (int g = m->body_geomadr[b]; g < m->body_geomadr[b] + m->body_geomnum[b]; g++) {
+  for (int j = 0; j < o->ngeom; j++) {
+    int g = o->geom[j];
     Cand* fc = sc.fc;
     int nf = 0;
     for (int i = 0; i < nc; i++) {
@@ -694,7 +730,10 @@ static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* 
     p->frame[6 + j] = S->n[j];
   }
   p->nvert = nv;
-  p->torsion = nv >= 2;  // one vertex: a point, the ECP is fixed, no torsional friction
+  // one vertex: a point, the ECP is fixed: torsional friction only as a point contact's, with
+  // condim >= 4 (cusp_pair_torsion)
+  mjtNum point_torsion = nv == 1 ? cusp_pair_torsion(cfg, m, first_geom, S->geom) : 0;
+  p->torsion = nv >= 2 || point_torsion > 0;
   mjtNum mean[3] = {0, 0, 0};
   for (int i = 0; i < nv; i++) {
     for (int j = 0; j < 3; j++) {
@@ -720,8 +759,9 @@ static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* 
   } else {
     er = multi_mean_distance(centroid, (Region*)sc.region, regions, counts, nregion);
   }
-  cusp_patch_limit_surface(p->e, cfg, b, er);
   p->mu = cusp_pair_friction(cfg, m, first_geom, S->geom);
+  if (point_torsion > 0) er = point_torsion / p->mu;  // MuJoCo's elliptic cone (point_contacts)
+  cusp_patch_limit_surface(p->e, cfg, b, er);
   return 1;
 }
 
@@ -750,9 +790,10 @@ void cusp_patch_point(cuspPatch* p, const cuspContact* c, int source) {
   p->mu = c->mu;
 }
 
-// point contacts between geom gb of registered body b and geom gs (MuJoCo's collision functions)
+// point contacts between geom gb of registered body b and geom gs of body bs (MuJoCo's collision
+// functions); b, bs: the bodies whose motion the rows carry (gb may sit on a body welded to b)
 static int point_contacts(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m, mjData* d,
-                          int gb, int gs) {
+                          int b, int gb, int bs, int gs) {
   int t1 = m->geom_type[gb], t2 = m->geom_type[gs];
   int g1 = gb, g2 = gs, swapped = 0;
   if (t1 > t2) {
@@ -774,8 +815,8 @@ static int point_contacts(cuspPatchSet* w, const cuspConfig* cfg, const mjModel*
     memset(&c, 0, sizeof(c));
     c.geom[0] = gb;
     c.geom[1] = gs;
-    c.body[0] = m->geom_bodyid[gb];
-    c.body[1] = m->geom_bodyid[gs];
+    c.body[0] = b;
+    c.body[1] = bs;
     c.gap = con[i].dist;
     mju_copy3(c.pos, con[i].pos);
     // MuJoCo's normal points from g1 to g2; ours from the support (gs) to the body (gb)
@@ -790,38 +831,74 @@ static int point_contacts(cuspPatchSet* w, const cuspConfig* cfg, const mjModel*
     mju_copy3(c.frame + 6, nrm);
     c.mu = cusp_pair_friction(cfg, m, gb, gs);
     if (cusp_patch_add_point(w, &c, -1)) return -1;
+    // condim >= 4: a torsion row, er = torsion / mu, so that the limit surface
+    // (Lr / er)^2 <= (mu Ln)^2 is MuJoCo's elliptic cone |Lr| <= torsion Ln (er >= CUSP_ER_MIN)
+    mjtNum torsion = cusp_pair_torsion(cfg, m, gb, gs);
+    if (torsion > 0) {
+      cuspPatch* p = w->patch + w->npatch - 1;
+      p->torsion = 1;
+      p->e[2] = fmax(torsion / c.mu, CUSP_ER_MIN);
+    }
   }
   return n;
 }
 
-// body b against environment geom g
+// object o against environment geom g
 static int body_vs_env(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m, mjData* d,
-                       int b, int g) {
+                       const Object* o, int g) {
   int type = m->geom_type[g];
   Surface S;
   if (type == mjGEOM_PLANE) {
     plane_surface(&S, d, g);
     S.body = m->geom_bodyid[g];
-    return surface_patch(w, cfg, m, d, b, &S) < 0 ? -1 : 0;
+    return surface_patch(w, cfg, m, d, o, &S) < 0 ? -1 : 0;
   }
   if (type == mjGEOM_BOX) {
-    // quick reject by bounding spheres
-    int near = 0;
-    for (int gb = m->body_geomadr[b]; gb < m->body_geomadr[b] + m->body_geomnum[b]; gb++) {
-      if (mju_dist3(d->geom_xpos + 3 * gb, d->geom_xpos + 3 * g) <=
-          m->geom_rbound[gb] + m->geom_rbound[g] + cfg->margin) {
-        near = 1;
-      }
-    }
-    if (!near) return 0;
+    // Each geom of the object near the box (bounding spheres) takes the face that separates it
+    // best; the geoms on one face make one patch. One face for the whole object put a drawer's
+    // front plate, flush against the front of its cabinet's bottom board, on the board's top face
+    // with the drawer (10 mm "deep": the plate hangs below the board's top, beside the face).
     Scratch sc;
     scratch_layout(&sc, w->scratch, w->points, w->regions);
-    best_box_face(&S, sc.pts, m, d, g, b);
-    S.body = m->geom_bodyid[g];
-    return surface_patch(w, cfg, m, d, b, &S) < 0 ? -1 : 0;
+    for (int k = 0; k < o->ngeom; k++) {
+      int gb = o->geom[k];
+      sc.face[k] = -1;
+      if (mju_dist3(d->geom_xpos + 3 * gb, d->geom_xpos + 3 * g) >
+          m->geom_rbound[gb] + m->geom_rbound[g] + cfg->margin) {
+        continue;
+      }
+      Object one = {o->body, o->geom + k, 1};
+      best_box_face(&S, sc.face + k, sc.pts, m, d, g, &one);
+    }
+    for (int k = 0; k < o->ngeom; k++) {
+      int f = sc.face[k];
+      if (f < 0) continue;
+      Object sub = {o->body, sc.subset, 0};
+      for (int j = k; j < o->ngeom; j++) {
+        if (sc.face[j] != f) continue;
+        sc.subset[sub.ngeom++] = o->geom[j];
+        sc.face[j] = -1;  // taken
+      }
+      box_face(&S, m, d, g, f);
+      S.body = m->geom_bodyid[g];
+      int rc = surface_patch(w, cfg, m, d, &sub, &S);
+      if (rc < 0) return -1;
+      // No patch on the face: nothing of the geoms is over it within the margin, or only a part
+      // of their surface between their vertices is (their deepest points lie beside the face): a
+      // box pitched onto a beam narrower than its bottom, the beam's top edges across the bottom
+      // face with no corner of either inside the other, sank 18 mm through it. MuJoCo's point
+      // contacts of the pair find what no face holds (an edge on a face, an edge across an edge),
+      // as between two registered bodies (body_vs_body).
+      for (int j = 0; !rc && j < sub.ngeom; j++) {
+        if (point_contacts(w, cfg, m, d, o->body, sub.geom[j], m->geom_bodyid[g], g) < 0) {
+          return -1;
+        }
+      }
+    }
+    return 0;
   }
-  for (int gb = m->body_geomadr[b]; gb < m->body_geomadr[b] + m->body_geomnum[b]; gb++) {
-    if (point_contacts(w, cfg, m, d, gb, g) < 0) return -1;
+  for (int k = 0; k < o->ngeom; k++) {
+    if (point_contacts(w, cfg, m, d, o->body, o->geom[k], m->geom_bodyid[g], g) < 0) return -1;
   }
   return 0;
 }
@@ -842,27 +919,28 @@ static mjtNum support_score(const mjModel* m, const Surface* S) {
 // on equal scores (side by side, no gravity) the first found: body b on a's faces before a on b's
 // faces, so the representation does not flip from step to step with rounding.
 static int body_vs_body(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m, mjData* d,
-                        int a, int b) {
+                        const Object* a, const Object* b) {
   Scratch sc;
   scratch_layout(&sc, w->scratch, w->points, w->regions);
   Surface best, S;
   mjtNum best_gap = -INFINITY, best_score = -INFINITY;
-  int best_body = -1;
+  const Object* best_object = NULL;
   for (int side = 0; side < 2; side++) {
-    int body = side ? a : b, support = side ? b : a;
-    for (int g = m->body_geomadr[support]; g < m->body_geomadr[support] + m->body_geomnum[support];
-         g++) {
+    const Object* object = side ? a : b;
+    const Object* support = side ? b : a;
+    for (int k = 0; k < support->ngeom; k++) {
+      int g = support->geom[k];
       if (m->geom_type[g] != mjGEOM_BOX) continue;
       int near = 0;
-      for (int gb = m->body_geomadr[body]; gb < m->body_geomadr[body] + m->body_geomnum[body];
-           gb++) {
+      for (int j = 0; j < object->ngeom; j++) {
+        int gb = object->geom[j];
         if (mju_dist3(d->geom_xpos + 3 * gb, d->geom_xpos + 3 * g) <=
             m->geom_rbound[gb] + m->geom_rbound[g] + cfg->margin) {
           near = 1;
         }
       }
       if (!near) continue;
-      mjtNum gap = best_box_face(&S, sc.pts, m, d, g, body);
+      mjtNum gap = best_box_face(&S, NULL, sc.pts, m, d, g, object);
       mjtNum score = support_score(m, &S);
       int better = gap > best_gap + CUSP_FEATURE_TOL ||
                    (gap >= best_gap - CUSP_FEATURE_TOL && score > best_score + 1e-9);
@@ -870,20 +948,20 @@ static int body_vs_body(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m
         best_gap = gap;
         best_score = score;
         best = S;
-        best.body = support;
-        best_body = body;
+        best.body = support->body;
+        best_object = object;
       }
     }
   }
-  if (best_body >= 0) {
+  if (best_object) {
     if (best_gap >= cfg->margin) return 0;
-    int rc = surface_patch(w, cfg, m, d, best_body, &best);
+    int rc = surface_patch(w, cfg, m, d, best_object, &best);
     if (rc != 0) return rc < 0 ? -1 : 0;
   }
   // no box face between them (or off the face): point contacts of every geom pair
-  for (int ga = m->body_geomadr[a]; ga < m->body_geomadr[a] + m->body_geomnum[a]; ga++) {
-    for (int gb = m->body_geomadr[b]; gb < m->body_geomadr[b] + m->body_geomnum[b]; gb++) {
-      if (point_contacts(w, cfg, m, d, ga, gb) < 0) return -1;
+  for (int i = 0; i < a->ngeom; i++) {
+    for (int j = 0; j < b->ngeom; j++) {
+      if (point_contacts(w, cfg, m, d, a->body, a->geom[i], b->body, b->geom[j]) < 0) return -1;
     }
   }
   return 0;
@@ -895,10 +973,14 @@ int cusp_patch_detect(cuspPatchSet* w, const cuspConfig* cfg, const cuspBroadpha
   for (int i = 0; i < bp->ncand; i++) {
     const cuspCandidate* c = bp->cand + i;
     if (c->kind != CUSP_BP_BODY) continue;
-    int b = cfg->patch_bodies[c->index];
-    int rc = c->other_kind == CUSP_BP_GEOM
-                 ? body_vs_env(w, cfg, m, d, b, c->other)
-                 : body_vs_body(w, cfg, m, d, b, cfg->patch_bodies[c->other]);
+    Object o = object_of(cfg, c->index);
+    int rc;
+    if (c->other_kind == CUSP_BP_GEOM) {
+      rc = body_vs_env(w, cfg, m, d, &o, c->other);
+    } else {
+      Object other = object_of(cfg, c->other);
+      rc = body_vs_body(w, cfg, m, d, &o, &other);
+    }
     if (rc) return -1;
   }
   return w->npatch;

@@ -19,7 +19,8 @@ const cuspConfigKey cusp_config_keys[] = {
   {"environment", CUSP_KEY_GEOMS, "", 0, 0, NULL, "-",
    "geoms the registered disks and bodies touch; empty: every other geom"},
   {"bodies", CUSP_KEY_BODIES, "", 0, 0, NULL, "-",
-   "rigid bodies (free joint) with patch contact; their geoms need contype=conaffinity=0"},
+   "rigid bodies with patch contact, moved by joints of their own (free, ball, hinge, slide); "
+   "their geoms need contype=conaffinity=0"},
   {"limit_surface", CUSP_KEY_BODY_PARAMS, "", 1e-6, 1e6, NULL, "-, -, m",
    "per-body limit surface 'body:et,eo,er; ...' of bodies in `bodies`; a value 0 keeps the patch "
    "default"},
@@ -27,7 +28,8 @@ const cuspConfigKey cusp_config_keys[] = {
    "disks of one robot (kinematic tree) touch when more than this many disks apart along it; "
    "-1: never; disks of different robots always touch"},
   {"friction", CUSP_KEY_REAL, "-1", -1, 100, NULL, "-",
-   "friction coefficient for every cusp contact; -1: max of the pair's geom friction"},
+   "friction coefficient of every cusp contact with friction (condim 1 pairs stay frictionless); "
+   "-1: the pair's geom friction as MuJoCo combines it (the higher priority, else the larger)"},
   {"friction_directions", CUSP_KEY_INT, "8", 4, 64, NULL, "-",
    "r, directions of the polyhedral friction cone (disk contacts)"},
   {"solver", CUSP_KEY_CHOICE, "chain", 0, 0, CUSP_SOLVER_CHOICES, "-",
@@ -205,21 +207,24 @@ static int parse_names(int** ids, int* n, const mjModel* m, mjtObj obj, const cu
     char name[256];
     int len = 0;
     while (s[len] && !isspace((unsigned char)s[len])) len++;
-    if (len >= (int)sizeof(name)) return fail(err, err_sz, key->key, value, "name too long");
+    if (len >= (int)sizeof(name)) {
+      return fail(err, err_sz, key->key, value, "a name longer than 255 characters; shorten it");
+    }
     memcpy(name, s, len);
     name[len] = 0;
     s += len;
     int id = mj_name2id(m, obj, name);
     if (id < 0) {
-      char why[320];
-      snprintf(why, sizeof(why), "no %s named '%s' in the model",
-               obj == mjOBJ_GEOM ? "geom" : "body", name);
+      char why[400];
+      snprintf(why, sizeof(why), "no %s named '%s' in the model; name an existing %s (names are "
+               "case-sensitive)", obj == mjOBJ_GEOM ? "geom" : "body", name,
+               obj == mjOBJ_GEOM ? "geom" : "body");
       return fail(err, err_sz, key->key, value, why);
     }
     for (int j = 0; j < i; j++) {
       if ((*ids)[j] == id) {
-        char why[320];
-        snprintf(why, sizeof(why), "'%s' is listed twice", name);
+        char why[400];
+        snprintf(why, sizeof(why), "'%s' is listed twice; list it once", name);
         return fail(err, err_sz, key->key, value, why);
       }
     }
@@ -250,32 +255,35 @@ static int parse_body_params(cuspConfig* cfg, const mjModel* m, const cuspConfig
     if (is_blank(item)) continue;
     char* colon = strchr(item, ':');
     if (!colon) {
-      snprintf(why, sizeof(why), "entry '%.200s': expected 'body:et,eo,er'", item);
+      snprintf(why, sizeof(why), "entry '%.200s': expected 'body:et,eo,er'; write each entry so, "
+               "entries separated by ';'", item);
       rc = fail(err, err_sz, key->key, value, why);
       break;
     }
     *colon = 0;
     char name[256];
     if (sscanf(item, " %255s", name) != 1) {
-      rc = fail(err, err_sz, key->key, value, "missing body name before ':'");
+      rc = fail(err, err_sz, key->key, value,
+                "missing body name before ':'; write 'body:et,eo,er'");
       break;
     }
     int id = mj_name2id(m, mjOBJ_BODY, name);
     if (id < 0) {
-      snprintf(why, sizeof(why), "no body named '%s' in the model", name);
+      snprintf(why, sizeof(why), "no body named '%s' in the model; name a body of 'bodies'",
+               name);
       rc = fail(err, err_sz, key->key, value, why);
       break;
     }
     if (cusp_config_patch_body_index(cfg, id) < 0) {
       snprintf(why, sizeof(why),
                "body '%s' is not registered in 'bodies' (a limit surface applies to patch bodies "
-               "only)", name);
+               "only); register it in 'bodies' or remove its entry", name);
       rc = fail(err, err_sz, key->key, value, why);
       break;
     }
     for (int i = 0; i < cfg->nlimit_surface; i++) {
       if (cfg->limit_surface[i].body == id) {
-        snprintf(why, sizeof(why), "body '%s' is listed twice", name);
+        snprintf(why, sizeof(why), "body '%s' is listed twice; list it once", name);
         rc = fail(err, err_sz, key->key, value, why);
       }
     }
@@ -310,9 +318,14 @@ static int parse_key(cuspConfig* cfg, const mjModel* m, const cuspConfigKey* key
   char why[256];
   switch (key->type) {
     case CUSP_KEY_REAL:
-      if (parse_real(real, value)) return fail(err, err_sz, key->key, value, "not a number");
+      if (parse_real(real, value)) {
+        snprintf(why, sizeof(why), "not a number; write a number in [%g, %g]", key->min,
+                 key->max);
+        return fail(err, err_sz, key->key, value, why);
+      }
       if (*real < key->min || *real > key->max) {
-        snprintf(why, sizeof(why), "out of range [%g, %g]", key->min, key->max);
+        snprintf(why, sizeof(why), "out of range [%g, %g]; write a value within it", key->min,
+                 key->max);
         return fail(err, err_sz, key->key, value, why);
       }
       return 0;
@@ -321,10 +334,13 @@ static int parse_key(cuspConfig* cfg, const mjModel* m, const cuspConfigKey* key
       errno = 0;
       long v = strtol(value, &end, 10);
       if (end == value || errno || !is_blank(end)) {
-        return fail(err, err_sz, key->key, value, "not an integer");
+        snprintf(why, sizeof(why), "not an integer; write an integer in [%g, %g]", key->min,
+                 key->max);
+        return fail(err, err_sz, key->key, value, why);
       }
       if (v < key->min || v > key->max) {
-        snprintf(why, sizeof(why), "out of range [%g, %g]", key->min, key->max);
+        snprintf(why, sizeof(why), "out of range [%g, %g]; write a value within it", key->min,
+                 key->max);
         return fail(err, err_sz, key->key, value, why);
       }
       *integer = (int)v;
@@ -332,7 +348,7 @@ static int parse_key(cuspConfig* cfg, const mjModel* m, const cuspConfigKey* key
     }
     case CUSP_KEY_BOOL:
       if (parse_bool(integer, value)) {
-        return fail(err, err_sz, key->key, value, "expected true or false");
+        return fail(err, err_sz, key->key, value, "expected true or false; write one of them");
       }
       return 0;
     case CUSP_KEY_CHOICE: {
@@ -349,7 +365,7 @@ static int parse_key(cuspConfig* cfg, const mjModel* m, const cuspConfigKey* key
         index++;
         c = bar ? bar + 1 : NULL;
       }
-      snprintf(why, sizeof(why), "expected one of %s", key->choices);
+      snprintf(why, sizeof(why), "expected one of %s; write one of them", key->choices);
       return fail(err, err_sz, key->key, value, why);
     }
     case CUSP_KEY_GEOMS:
@@ -370,10 +386,65 @@ static int check_not_collided(const mjModel* m, int geom, const char* key, const
     char why[320];
     snprintf(why, sizeof(why),
              "geom '%s' has contype=%d conaffinity=%d; registered geoms need 0 and 0 so MuJoCo "
-             "does not collide them too",
+             "does not collide them too: set contype=\"0\" conaffinity=\"0\" on it",
              mj_id2name(m, mjOBJ_GEOM, geom), m->geom_contype[geom], m->geom_conaffinity[geom]);
     return fail(err, err_sz, key, value, why);
   }
+  return 0;
+}
+
+static const char* body_name(const mjModel* m, int b);
+
+// A registered body moves by joints of its own, which MuJoCo integrates (free, ball, hinge, slide,
+// or several): its contact rows are its point Jacobians, whatever the joints. Refused, with what
+// to use instead: a mocap body (the user moves it, no dof takes an impulse), a body without a
+// joint: welded to the world (static), or welded to a moving body (a part of that body).
+static int check_patch_body(const mjModel* m, int b, const char* key, const char* value,
+                            char* err, int err_sz) {
+  char why[512];
+  if (m->body_mocapid[b] >= 0) {
+    snprintf(why, sizeof(why),
+             "body '%s' is a mocap body (moved by the user, not integrated: no impulse can move "
+             "it); remove it from '%s' and list its geoms in 'environment': they push the "
+             "registered bodies", body_name(m, b), key);
+    return fail(err, err_sz, key, value, why);
+  }
+  if (m->body_jntnum[b] > 0) return 0;
+  int weld = m->body_weldid[b];
+  if (weld == 0) {
+    snprintf(why, sizeof(why),
+             "body '%s' has no joint and is welded to the world (static: nothing moves it); "
+             "remove it from '%s' and list its geoms in 'environment'", body_name(m, b), key);
+  } else {
+    snprintf(why, sizeof(why),
+             "body '%s' has no joint: it is welded to body '%s' and moves with it; register '%s' "
+             "instead (the geoms of the bodies welded to a registered body are its own)",
+             body_name(m, b), body_name(m, weld), body_name(m, weld));
+  }
+  return fail(err, err_sz, key, value, why);
+}
+
+// cfg->object_geomadr, object_geom: for every registered body, the geoms of the bodies welded to
+// it (itself included), in geom order; 0, or -1 out of memory
+static int collect_object_geoms(cuspConfig* cfg, const mjModel* m) {
+  int n = cfg->npatch_body, total = 0;
+  cfg->object_geomadr = (int*)calloc((size_t)n + 1, sizeof(int));
+  if (!cfg->object_geomadr) return -1;
+  for (int i = 0; i < n; i++) {
+    for (int g = 0; g < m->ngeom; g++) {
+      total += m->body_weldid[m->geom_bodyid[g]] == cfg->patch_bodies[i];
+    }
+  }
+  cfg->object_geom = (int*)malloc(((size_t)total + 1) * sizeof(int));
+  if (!cfg->object_geom) return -1;
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    cfg->object_geomadr[i] = k;
+    for (int g = 0; g < m->ngeom; g++) {
+      if (m->body_weldid[m->geom_bodyid[g]] == cfg->patch_bodies[i]) cfg->object_geom[k++] = g;
+    }
+  }
+  cfg->object_geomadr[n] = k;
   return 0;
 }
 
@@ -403,9 +474,10 @@ static int first_toucher(const cuspParams* p, const cuspConfig* cfg, const mjMod
     if (cusp_touches(p, m, cfg->disk_geoms[k], g)) return cfg->disk_geoms[k];
   }
   for (int k = 0; k < cfg->npatch_body; k++) {
-    int b = cfg->patch_bodies[k];
-    for (int s = m->body_geomadr[b]; s < m->body_geomadr[b] + m->body_geomnum[b]; s++) {
-      if (cusp_touches(p, m, s, g)) return s;
+    const int* geoms;
+    int ng = cusp_config_object_geoms(&geoms, cfg, k);
+    for (int j = 0; j < ng; j++) {
+      if (cusp_touches(p, m, geoms[j], g)) return geoms[j];
     }
   }
   return -1;
@@ -428,21 +500,24 @@ static int check_environment_with(const cuspParams* p, const cuspConfig* cfg, co
              "%sgeom '%s' is %s, which registered geom '%s' would touch but cusp does not support "
              "as environment (nothing would hold it up)%s", cfg->nenv ? "" : "empty, so ",
              geom_name(m, g), type, geom_name(m, s),
-             cfg->nenv ? "" : "; list the environment geoms without it");
+             cfg->nenv ? "; remove it from 'environment'" : "; list the environment geoms "
+             "without it");
     return fail(err, err_sz, "environment", value, why);
   }
   for (int i = 0; i < cfg->nenv; i++) {
     int g = cfg->environment_geoms[i], b = m->geom_bodyid[g];
     if (cusp_config_disk_index(cfg, g) >= 0) {
       snprintf(why, sizeof(why), "geom '%s' is a registered disk (disks touch other disks by "
-               "`self_contact_neighbours`, not as environment)",
+               "`self_contact_neighbours`, not as environment); remove it from 'environment'",
                geom_name(m, g));
       return fail(err, err_sz, "environment", value, why);
     }
-    if (cusp_config_patch_body_index(cfg, b) >= 0) {
+    if (p->object_of_geom[g] >= 0) {
+      b = cfg->patch_bodies[p->object_of_geom[g]];
       snprintf(why, sizeof(why),
                "geom '%s' belongs to registered body '%s' (registered bodies are obstacles to "
-               "every other registered disk and body without being listed, never to themselves)",
+               "every other registered disk and body without being listed, never to "
+               "themselves); remove it from 'environment'",
                geom_name(m, g), body_name(m, b));
       return fail(err, err_sz, "environment", value, why);
     }
@@ -453,7 +528,8 @@ static int check_environment_with(const cuspParams* p, const cuspConfig* cfg, co
       }
       snprintf(why, sizeof(why),
                "geom '%s' is on body '%s'%s%s%s, and no other registered disk or body touches it: "
-               "nothing touches its own body, so the entry does nothing", geom_name(m, g),
+               "nothing touches its own body, so the entry does nothing; remove it from "
+               "'environment'", geom_name(m, g),
                body_name(m, b), disk >= 0 ? " of registered disk '" : "",
                disk >= 0 ? geom_name(m, disk) : "", disk >= 0 ? "'" : "");
       return fail(err, err_sz, "environment", value, why);
@@ -462,8 +538,38 @@ static int check_environment_with(const cuspParams* p, const cuspConfig* cfg, co
   return 0;
 }
 
-static int check_environment(const cuspConfig* cfg, const mjModel* m, const char* value, char* err,
-                             int err_sz) {
+static const cuspConfigKey* key_named(const char* name) {
+  for (const cuspConfigKey* k = cusp_config_keys; k->key; k++) {
+    if (!strcmp(k->key, name)) return k;
+  }
+  return NULL;
+}
+
+// A pair a registered geom makes whose condim (cusp_pair_condim, MuJoCo's rule) is 6: rolling
+// friction, which cusp's contact rows do not have. Refused naming the geom that asks for it.
+static int check_condim_with(const cuspParams* p, const cuspConfig* cfg, const mjModel* m,
+                             int instance, char* err, int err_sz) {
+  int nreg = cfg->ndisk + cfg->object_geomadr[cfg->npatch_body];
+  for (int i = 0; i < nreg; i++) {
+    int disk = i < cfg->ndisk;
+    int s = disk ? cfg->disk_geoms[i] : cfg->object_geom[i - cfg->ndisk];
+    for (int g = 0; g < m->ngeom; g++) {
+      if (!cusp_touches(p, m, s, g) || cusp_pair_condim(m, s, g) != 6) continue;
+      int six = m->geom_condim[s] == 6 ? s : g;
+      const char* key = disk ? "disks" : "bodies";
+      char why[640];
+      snprintf(why, sizeof(why),
+               "geom '%s' has condim 6 (rolling friction), which cusp's contact does not model "
+               "(its pair with geom '%s' would have it); set condim=\"3\" or \"4\" on it",
+               geom_name(m, six), geom_name(m, six == s ? g : s));
+      return fail(err, err_sz, key, cusp_config_value(m, instance, key_named(key)), why);
+    }
+  }
+  return 0;
+}
+
+static int check_environment(const cuspConfig* cfg, const mjModel* m, int instance,
+                             const char* value, char* err, int err_sz) {
   if (!cfg->ndisk && !cfg->npatch_body) return 0;
   cuspParams p;
   if (cusp_params_init(&p, cfg, m)) {
@@ -471,12 +577,32 @@ static int check_environment(const cuspConfig* cfg, const mjModel* m, const char
     return fail(err, err_sz, "environment", value, "out of memory");
   }
   int rc = check_environment_with(&p, cfg, m, value, err, err_sz);
+  if (!rc) rc = check_condim_with(&p, cfg, m, instance, err, err_sz);
   cusp_params_free(&p);
   return rc;
 }
 
+// One cusp.contact instance per model: each instance detects its own disks and bodies against
+// the environment, so the registered geoms of two instances would pass through each other without
+// a word (and share MuJoCo's step twice over). The second is refused, with what to do instead.
+static int check_single_instance(const mjModel* m, int instance, char* err, int err_sz) {
+  for (int j = 0; j < instance; j++) {
+    if (m->plugin[j] != m->plugin[instance]) continue;
+    const char* first = mj_id2name(m, mjOBJ_PLUGIN, j);
+    const char* second = mj_id2name(m, mjOBJ_PLUGIN, instance);
+    snprintf(err, err_sz,
+             "cusp.contact: instance '%s' is a second cusp.contact instance (the first is '%s'): "
+             "the disks and bodies of two instances would pass through each other; register "
+             "them all in one instance", second ? second : "(unnamed)",
+             first ? first : "(unnamed)");
+    return -1;
+  }
+  return 0;
+}
+
 int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err, int err_sz) {
   memset(cfg, 0, sizeof(*cfg));
+  if (check_single_instance(m, instance, err, err_sz)) return -1;
   for (const cuspConfigKey* key = cusp_config_keys; key->key; key++) {
     const char* value = cusp_config_value(m, instance, key);
     double real = 0;
@@ -489,7 +615,9 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
         int g = cfg->disk_geoms[i];
         if (m->geom_type[g] != mjGEOM_CYLINDER) {
           char why[320];
-          snprintf(why, sizeof(why), "geom '%s' is not a cylinder", mj_id2name(m, mjOBJ_GEOM, g));
+          snprintf(why, sizeof(why),
+                   "geom '%s' is not a cylinder; disks are cylinder geoms (register a body of "
+                   "another shape in 'bodies')", mj_id2name(m, mjOBJ_GEOM, g));
           rc = fail(err, err_sz, k, value, why);
         }
         if (!rc) rc = check_not_collided(m, g, k, value, err, err_sz);
@@ -508,15 +636,14 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
       rc = parse_names(&cfg->patch_bodies, &cfg->npatch_body, m, mjOBJ_BODY, key, value, err,
                        err_sz);
       for (int i = 0; !rc && i < cfg->npatch_body; i++) {
-        int b = cfg->patch_bodies[i];
-        int j = m->body_jntadr[b];
-        if (m->body_jntnum[b] != 1 || m->jnt_type[j] != mjJNT_FREE) {
-          char why[320];
-          snprintf(why, sizeof(why), "body '%s' has no free joint", mj_id2name(m, mjOBJ_BODY, b));
-          rc = fail(err, err_sz, k, value, why);
-        }
-        for (int g = m->body_geomadr[b]; !rc && g < m->body_geomadr[b] + m->body_geomnum[b]; g++) {
-          rc = check_not_collided(m, g, k, value, err, err_sz);
+        rc = check_patch_body(m, cfg->patch_bodies[i], k, value, err, err_sz);
+      }
+      if (!rc && collect_object_geoms(cfg, m)) rc = fail(err, err_sz, k, value, "out of memory");
+      for (int i = 0; !rc && i < cfg->npatch_body; i++) {
+        const int* geoms;
+        int ng = cusp_config_object_geoms(&geoms, cfg, i);
+        for (int j = 0; !rc && j < ng; j++) {
+          rc = check_not_collided(m, geoms[j], k, value, err, err_sz);
         }
       }
     } else {
@@ -552,7 +679,7 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
   }
   for (const cuspConfigKey* key = cusp_config_keys; key->key; key++) {
     if (strcmp(key->key, "environment")) continue;
-    if (check_environment(cfg, m, cusp_config_value(m, instance, key), err, err_sz)) {
+    if (check_environment(cfg, m, instance, cusp_config_value(m, instance, key), err, err_sz)) {
       cusp_config_free(cfg);
       return -1;
     }
@@ -571,6 +698,8 @@ void cusp_config_free(cuspConfig* cfg) {
   free(cfg->disk_geoms);
   free(cfg->environment_geoms);
   free(cfg->patch_bodies);
+  free(cfg->object_geomadr);
+  free(cfg->object_geom);
   free(cfg->limit_surface);
   cusp_reduction_basis_free(&cfg->reduction);
   memset(cfg, 0, sizeof(*cfg));
@@ -591,6 +720,10 @@ int cusp_config_copy(cuspConfig* dst, const cuspConfig* src) {
   rc |= copy_array((void**)&dst->environment_geoms, src->environment_geoms, src->nenv,
                    sizeof(int));
   rc |= copy_array((void**)&dst->patch_bodies, src->patch_bodies, src->npatch_body, sizeof(int));
+  rc |= copy_array((void**)&dst->object_geomadr, src->object_geomadr,
+                   src->object_geomadr ? src->npatch_body + 1 : 0, sizeof(int));
+  rc |= copy_array((void**)&dst->object_geom, src->object_geom,
+                   src->object_geomadr ? src->object_geomadr[src->npatch_body] : 0, sizeof(int));
   rc |= copy_array((void**)&dst->limit_surface, src->limit_surface, src->nlimit_surface,
                    sizeof(cuspLimitSurfaceOverride));
   rc |= cusp_reduction_basis_copy(&dst->reduction, &src->reduction);
@@ -683,14 +816,16 @@ int cusp_sensor_validate(const mjModel* m, int instance, const cuspConfig* cfg, 
     if (type == mjOBJ_GEOM && cusp_config_disk_index(cfg, id) < 0) {
       snprintf(msg, msg_sz,
                "cusp.contact: sensor '%s': geom '%s' is not a registered contact disk (key "
-               "'disks')", sensor ? sensor : "(unnamed)", object_name(m, mjOBJ_GEOM, id));
+               "'disks'); register it in 'disks' or name a disk",
+               sensor ? sensor : "(unnamed)", object_name(m, mjOBJ_GEOM, id));
       return -1;
     }
     if ((type == mjOBJ_BODY || type == mjOBJ_XBODY) &&
         cusp_config_patch_body_index(cfg, id) < 0) {
       snprintf(msg, msg_sz,
                "cusp.contact: sensor '%s': body '%s' is not a registered patch body (key "
-               "'bodies')", sensor ? sensor : "(unnamed)", object_name(m, mjOBJ_BODY, id));
+               "'bodies'); register it in 'bodies' or name a registered body",
+               sensor ? sensor : "(unnamed)", object_name(m, mjOBJ_BODY, id));
       return -1;
     }
     if (type != mjOBJ_UNKNOWN && type != mjOBJ_GEOM && type != mjOBJ_BODY &&

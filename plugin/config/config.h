@@ -51,6 +51,9 @@ typedef struct cuspConfig_ {
   int nenv;
   int* patch_bodies;      // rigid bodies with patch contact               (npatch_body)
   int npatch_body;
+  int* object_geomadr;    // (npatch_body + 1) registered body i owns object_geom[adr[i], adr[i+1])
+  int* object_geom;       // the geoms of each registered body and of the bodies welded to it
+                          // (no joint between them: m->body_weldid), by id  (object_geomadr[n])
   cuspLimitSurfaceOverride* limit_surface;                              // (nlimit_surface)
   int nlimit_surface;
   int self_contact_neighbours;  // disks of one tree touch beyond this many disks apart; -1 never
@@ -90,6 +93,13 @@ int cusp_config_copy(cuspConfig* dst, const cuspConfig* src);
 // Position of geom g in cfg->disk_geoms, of body b in cfg->patch_bodies; -1 if not registered.
 int cusp_config_disk_index(const cuspConfig* cfg, int g);
 int cusp_config_patch_body_index(const cuspConfig* cfg, int b);
+
+// The geoms of registered body i (index in cfg->patch_bodies) and of the bodies welded to it: one
+// rigid object, its hull set. Returns their count; *geoms gets the first.
+static inline int cusp_config_object_geoms(const int** geoms, const cuspConfig* cfg, int i) {
+  *geoms = cfg->object_geom + cfg->object_geomadr[i];
+  return cfg->object_geomadr[i + 1] - cfg->object_geomadr[i];
+}
 
 // name of the solver choice (index as stored in cuspConfig.solver)
 const char* cusp_config_solver_name(int solver);

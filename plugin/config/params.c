@@ -9,12 +9,14 @@ int cusp_params_init(cuspParams* p, const cuspConfig* cfg, const mjModel* m) {
   p->self_contact_neighbours = cfg->self_contact_neighbours;
   p->disk_of_geom = (int*)malloc(((size_t)m->ngeom + 1) * sizeof(int));
   p->patch_of_body = (int*)malloc(((size_t)m->nbody + 1) * sizeof(int));
+  p->object_of_geom = (int*)malloc(((size_t)m->ngeom + 1) * sizeof(int));
+  p->filterparent = !(m->opt.disableflags & mjDSBL_FILTERPARENT);
   p->obstacle = (unsigned char*)calloc((size_t)m->ngeom + 1, 1);
   p->body_depth = (int*)calloc((size_t)m->nbody + 1, sizeof(int));
   p->disk_depth = (int*)calloc((size_t)m->nbody + 1, sizeof(int));
   p->disk_body = (unsigned char*)calloc((size_t)m->nbody + 1, 1);
-  if (!p->disk_of_geom || !p->patch_of_body || !p->obstacle || !p->body_depth || !p->disk_depth ||
-      !p->disk_body) {
+  if (!p->disk_of_geom || !p->patch_of_body || !p->object_of_geom || !p->obstacle ||
+      !p->body_depth || !p->disk_depth || !p->disk_body) {
     cusp_params_free(p);
     return -1;
   }
@@ -25,6 +27,12 @@ int cusp_params_init(cuspParams* p, const cuspConfig* cfg, const mjModel* m) {
     p->disk_body[m->geom_bodyid[cfg->disk_geoms[i]]] = 1;
   }
   for (int i = 0; i < cfg->npatch_body; i++) p->patch_of_body[cfg->patch_bodies[i]] = i;
+  for (int g = 0; g < m->ngeom; g++) p->object_of_geom[g] = -1;
+  for (int i = 0; i < cfg->npatch_body; i++) {
+    const int* geoms;
+    int ng = cusp_config_object_geoms(&geoms, cfg, i);
+    for (int j = 0; j < ng; j++) p->object_of_geom[geoms[j]] = i;
+  }
   // bodies are ordered parents first, so one pass fills the depths
   for (int b = 1; b < m->nbody; b++) {
     int parent = m->body_parentid[b];
@@ -33,7 +41,7 @@ int cusp_params_init(cuspParams* p, const cuspConfig* cfg, const mjModel* m) {
   }
   for (int g = 0; g < m->ngeom; g++) {
     if (p->disk_of_geom[g] >= 0) continue;  // disks touch disks by the self-contact rule
-    if (p->patch_of_body[m->geom_bodyid[g]] >= 0) {
+    if (p->object_of_geom[g] >= 0) {
       p->obstacle[g] = 1;  // registered bodies are solid whatever their contype
     } else if (!cfg->nenv) {
       p->obstacle[g] = m->geom_contype[g] || m->geom_conaffinity[g];
@@ -49,6 +57,7 @@ int cusp_params_init(cuspParams* p, const cuspConfig* cfg, const mjModel* m) {
 void cusp_params_free(cuspParams* p) {
   free(p->disk_of_geom);
   free(p->patch_of_body);
+  free(p->object_of_geom);
   free(p->obstacle);
   free(p->body_depth);
   free(p->disk_depth);
@@ -71,4 +80,54 @@ int cusp_disks_apart(const cuspParams* p, const mjModel* m, int body_a, int body
   int apart = p->disk_depth[body_a] + p->disk_depth[body_b] - 2 * p->disk_depth[lca];
   if (lca != body_a && lca != body_b && !p->disk_body[lca]) apart--;
   return apart;
+}
+
+int cusp_bodies_filtered(const cuspParams* p, const mjModel* m, int b1, int b2) {
+  int w1 = m->body_weldid[b1], w2 = m->body_weldid[b2];
+  if (w1 == w2) return 1;
+  if (p->filterparent && w1 && w2 &&
+      (w1 == m->body_weldid[m->body_parentid[w2]] || w2 == m->body_weldid[m->body_parentid[w1]])) {
+    return 1;
+  }
+  // <contact><exclude>: signatures (lower body id << 16) + higher body id, sorted
+  int lo = b1 < b2 ? b1 : b2, hi = b1 < b2 ? b2 : b1, sig = (lo << 16) + hi;
+  int a = 0, b = m->nexclude - 1;
+  while (a <= b) {
+    int mid = (a + b) / 2;
+    if (m->exclude_signature[mid] == sig) return 1;
+    if (m->exclude_signature[mid] < sig) a = mid + 1;
+    else b = mid - 1;
+  }
+  return 0;
+}
+
+int cusp_pair_condim(const mjModel* m, int g1, int g2) {
+  int p1 = m->geom_priority[g1], p2 = m->geom_priority[g2];
+  if (p1 != p2) return m->geom_condim[p1 > p2 ? g1 : g2];
+  return m->geom_condim[g1] > m->geom_condim[g2] ? m->geom_condim[g1] : m->geom_condim[g2];
+}
+
+void cusp_pair_geom_friction(mjtNum friction[3], const mjModel* m, int g1, int g2) {
+  int p1 = m->geom_priority[g1], p2 = m->geom_priority[g2];
+  const mjtNum* f1 = m->geom_friction + 3 * g1;
+  const mjtNum* f2 = m->geom_friction + 3 * g2;
+  for (int i = 0; i < 3; i++) {
+    if (p1 != p2) friction[i] = p1 > p2 ? f1[i] : f2[i];
+    else friction[i] = f1[i] > f2[i] ? f1[i] : f2[i];
+  }
+}
+
+mjtNum cusp_pair_friction(const cuspConfig* cfg, const mjModel* m, int g1, int g2) {
+  if (cusp_pair_condim(m, g1, g2) == 1) return 0;
+  if (cfg->friction >= 0) return cfg->friction;
+  mjtNum friction[3];
+  cusp_pair_geom_friction(friction, m, g1, g2);
+  return friction[0];
+}
+
+mjtNum cusp_pair_torsion(const cuspConfig* cfg, const mjModel* m, int g1, int g2) {
+  if (cusp_pair_condim(m, g1, g2) < 4 || !(cusp_pair_friction(cfg, m, g1, g2) > 0)) return 0;
+  mjtNum friction[3];
+  cusp_pair_geom_friction(friction, m, g1, g2);
+  return friction[1];
 }

@@ -15,6 +15,9 @@ extern "C" {
 typedef struct cuspParams_ {
   int* disk_of_geom;       // (ngeom) index in cfg->disk_geoms, -1: not a disk
   int* patch_of_body;      // (nbody) index in cfg->patch_bodies, -1: not registered
+  int* object_of_geom;     // (ngeom) index in cfg->patch_bodies of the registered body that owns
+                           // the geom (its own, or of a body welded to it), -1: none
+  int filterparent;        // MuJoCo's parent filter is on (no <flag filterparent="disable"/>)
   unsigned char* obstacle; // (ngeom) 1: a registered geom of another body may touch this geom
   int* body_depth;         // (nbody) bodies from the world to this body (world: 0)
   int* disk_depth;         // (nbody) bodies carrying a registered disk on the path world..body
@@ -44,28 +47,51 @@ static inline int cusp_disks_touch(const cuspParams* p, const mjModel* m, int d1
   return p->self_contact_neighbours >= 0 && apart > p->self_contact_neighbours;
 }
 
+// MuJoCo's body-pair filter (mj_collision's filterBodyPair, and <contact><exclude>): whether
+// geoms of bodies b1 and b2 never touch. Bodies welded together (no joint between them,
+// m->body_weldid) are one rigid body; a body and its parent's weld do not touch unless the model
+// disables the parent filter (<flag filterparent="disable"/>), the world excepted; excluded body
+// pairs never touch.
+int cusp_bodies_filtered(const cuspParams* p, const mjModel* m, int b1, int b2);
+
 // The one touch rule for registered geoms (a disk, or a geom of a patch body): whether `self` may
 // touch geom `other`. Never a geom of its own body; a registered disk `other` only when `self` is a
 // disk too, by the self-contact rule (cusp_disks_touch; the pair is detected from the disk of the
 // lower index, so a patch body meets disks through the disks' side); always a geom of a
 // registered patch body (contype 0 as registered, yet solid); otherwise the configured environment
 // list, or, when it is empty, every geom MuJoCo could collide (contype or conaffinity nonzero): a
-// purely visual geom is never an obstacle.
+// purely visual geom is never an obstacle. A pair with a geom of a registered body (its own geoms
+// and those welded to it) also obeys MuJoCo's body-pair filter (cusp_bodies_filtered).
 static inline int cusp_touches(const cuspParams* p, const mjModel* m, int self, int other) {
   if (p->disk_of_geom[other] >= 0) {
     return p->disk_of_geom[self] >= 0 && cusp_disks_touch(p, m, self, other);
   }
-  return p->obstacle[other] && m->geom_bodyid[other] != m->geom_bodyid[self];
+  int b1 = m->geom_bodyid[self], b2 = m->geom_bodyid[other];
+  if (!p->obstacle[other] || b1 == b2) return 0;
+  if (p->object_of_geom[self] < 0 && p->object_of_geom[other] < 0) return 1;
+  return !cusp_bodies_filtered(p, m, b1, b2);
 }
 
-// Friction coefficient of a contact between geoms g1 and g2 (a disk and an obstacle, or two
-// disks): the `friction` config key when set (>= 0), else the larger sliding friction of the two
-// geoms (MuJoCo's default combination).
-static inline mjtNum cusp_pair_friction(const cuspConfig* cfg, const mjModel* m, int g1, int g2) {
-  if (cfg->friction >= 0) return cfg->friction;
-  mjtNum a = m->geom_friction[3 * g1], b = m->geom_friction[3 * g2];
-  return a > b ? a : b;
-}
+// MuJoCo's contact parameters of a pair, combined as mj_contactParam does
+// (engine_collision_driver.c): the geom of higher `priority` gives its condim and friction alone;
+// on equal priority condim is the larger of the two, and each friction coefficient (sliding,
+// torsional, rolling) the larger. `solmix` weighs only solref and solimp (the soft contact's
+// stiffness), which hard contact has no use for: it never changes the friction.
+int cusp_pair_condim(const mjModel* m, int g1, int g2);
+void cusp_pair_geom_friction(mjtNum friction[3], const mjModel* m, int g1, int g2);
+
+// Sliding friction coefficient of a contact between geoms g1 and g2 (a registered geom and an
+// obstacle, or two disks): 0 when the pair's condim is 1 (frictionless: the `friction` key gives no
+// friction to what the model declares frictionless), else the `friction` config key when set
+// (>= 0), else the pair's sliding friction.
+mjtNum cusp_pair_friction(const cuspConfig* cfg, const mjModel* m, int g1, int g2);
+
+// Torsional friction of a point contact between g1 and g2 (m: the largest torque about the normal
+// per unit normal force), as MuJoCo's elliptic cone: the pair's torsional coefficient when its
+// condim is 4 or more and it has sliding friction, else 0 (no torsion row). Patches (a body's
+// support feature on a plane or a box face) carry torsion from their limit surface instead
+// (er from the patch's area, Unicomp) with condim 3 or 4; disk contacts have none.
+mjtNum cusp_pair_torsion(const cuspConfig* cfg, const mjModel* m, int g1, int g2);
 
 #ifdef __cplusplus
 }

@@ -48,7 +48,8 @@ int cusp_reduction_basis_load(cuspReductionBasis* rb, const char* path, const mj
   memset(rb, 0, sizeof(*rb));
   FILE* f = fopen(path, "r");
   if (!f) {
-    snprintf(why, why_sz, "cannot open the basis file");
+    snprintf(why, why_sz, "cannot open the basis file; give its path, absolute or relative to the "
+             "working directory");
     return -1;
   }
   int lineno = 0, rc = -1;
@@ -94,7 +95,8 @@ int cusp_reduction_basis_load(cuspReductionBasis* rb, const char* path, const mj
     for (int s = 0; s < 2; s++) {
       int g = tok[s] ? mj_name2id(m, mjOBJ_GEOM, tok[s]) : -1;
       if (g < 0) {
-        snprintf(why, why_sz, "line %d: '%s' is not a geom of the model", lineno,
+        snprintf(why, why_sz, "line %d: '%s' is not a geom of the model; write the basis for this "
+                 "model (python -m cusp reduction basis)", lineno,
                  tok[s] ? tok[s] : "");
         goto done;
       }

@@ -70,9 +70,10 @@ int cusp_guard_before(cuspGuard* g, mjtNum* state, const mjModel* m, const mjDat
     }
   }
   for (int i = 0; i < cfg->npatch_body; i++) {
-    int b = cfg->patch_bodies[i];
-    for (int k = 0; k < m->body_geomnum[b]; k++) {
-      if (bad_size(m, m->body_geomadr[b] + k, 0, "patch body", why, why_sz)) {
+    const int* geoms;  // the body's geoms and those welded to it
+    int ng = cusp_config_object_geoms(&geoms, cfg, i);
+    for (int k = 0; k < ng; k++) {
+      if (bad_size(m, geoms[k], 0, "patch body", why, why_sz)) {
         return refuse(state, CUSP_LCP_BAD_INPUT);
       }
     }

@@ -463,7 +463,7 @@ static void cold_start(cuspPatchWork* w, int i) {
   const cuspPatch* P = w->island + i;
   mjtNum* z = w->z + w->z_of[i];
   mju_zero(z, patch_nz(P));
-  for (int k = 0; k < P->nvert; k++) z[k] = w->p_ref / P->nvert;
+  for (int k = 0; k < P->nvert; k++) z[k] = fmin(w->p_ref / P->nvert, w->hi[w->z_of[i] + k]);
 }
 
 // range[0], range[1] := the first nonzero entry of row (n) and one past its last (equal: none)
@@ -477,6 +477,62 @@ static void nonzero_range(int range[2], const mjtNum* row, int n) {
 
 static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cuspConfig* cfg,
                        const mjModel* m, const mjData* d, cuspDynamics* dyn, mjtNum h);
+
+// A row no impulse can move: W_kk <= 1e-12 of the island's largest diagonal wmax (Jr_k = 0: a
+// drawer's vertex on the shelf it slides along, whose weight its joint carries). Its impulse
+// would move nothing and only lend friction: a vertex on such a row carries none (bound 0), else
+// its impulse is undetermined (any value solves its row) and the friction it lends held the
+// drawer on its slide.
+static int inert_row(mjtNum wkk, mjtNum wmax) { return wkk <= 1e-12 * wmax; }
+
+// Mobility of normal row k of patch i while the patch sticks: the Schur complement
+// W_kk - W_kf W_ff^-1 W_fk over the patch's friction rows f (none when mu = 0); W is PSD, so a
+// pivot that vanishes has a vanishing row and column and is skipped (the pseudo-inverse).
+static mjtNum stick_mobility(const cuspPatchWork* w, int i, int k) {
+  const cuspPatch* P = w->island + i;
+  int r0 = w->row_of[i], nf = P->mu > 0 ? 2 + has_torsion(P) : 0, n = nf + 1, nrows = w->nrows;
+  int idx[4];
+  for (int f = 0; f < nf; f++) idx[f] = r0 + P->nvert + f;
+  idx[nf] = r0 + k;
+  mjtNum A[16], scale = 0;
+  for (int a = 0; a < n; a++) {
+    for (int b = 0; b < n; b++) A[4 * a + b] = w->W[(size_t)idx[a] * nrows + idx[b]];
+    scale = fmax(scale, A[5 * a]);
+  }
+  for (int p = 0; p < nf; p++) {
+    if (!(A[5 * p] > 1e-12 * scale)) continue;
+    for (int a = p + 1; a < n; a++) {
+      mjtNum f = A[4 * a + p] / A[5 * p];
+      for (int b = p + 1; b < n; b++) A[4 * a + b] -= f * A[4 * p + b];
+    }
+  }
+  return A[5 * nf];
+}
+
+// Penetrating vertices (start-of-step gap g0 < 0) that the bodies cannot push out are held at their
+// depth instead: rhs = the free normal velocity (no deeper, no push-out). A body with fewer dofs
+// than a free one can lack the normal motion a push-out needs: at a vertex it cannot move along the
+// normal at all (a drawer on its slide overlapping a shelf: J_n = 0), or only by sliding, which its
+// friction forbids (a hinged lever whose tip jams on the floor, Painleve's wedge: stick mobility
+// 1e-3 of W_kk). The push-out then has no solution, or one with impulses 1 / mobility larger: the
+// solve failed every step and the body froze. Held: an inert row (inert_row), or the stick
+// mobility (stick_mobility) <= 1e-2 W_kk. A free body keeps 3 dofs for its normal rows
+// whatever its patch's friction rows hold (none of the mjcf/ scenes' rows is held: trajectories
+// bitwise unchanged). vn: the free row velocities (w->ub).
+static void hold_immobile_rows(cuspPatchWork* w, mjtNum h) {
+  const mjtNum* vn = w->ub;
+  mjtNum wmax = 0;
+  for (int r = 0; r < w->nrows; r++) wmax = fmax(wmax, w->W[(size_t)r * w->nrows + r]);
+  for (int i = 0; i < w->nisland; i++) {
+    const cuspPatch* P = w->island + i;
+    for (int k = 0; k < P->nvert; k++) {
+      int r = w->row_of[i] + k;
+      if (P->gap[k] - h * vn[r] >= 0) continue;  // no push-out asked (cusp_normal_rhs)
+      mjtNum wkk = w->W[(size_t)r * w->nrows + r];
+      if (inert_row(wkk, wmax) || stick_mobility(w, i, k) <= 1e-2 * wkk) w->ub0[r] = vn[r];
+    }
+  }
+}
 
 int cusp_patch_solve(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, int first, int count,
                      const cuspConfig* cfg, const mjModel* m, const mjData* d, cuspDynamics* dyn,
@@ -513,6 +569,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     patch_jacobian(w, P, dyn, m, d, J);
     for (int r = 0; r < patch_rows(P); r++) {
       mjtNum vfree = mju_dot(J + (size_t)r * nv, vloc, nv);
+      w->ub[w->row_of[i] + r] = vfree;  // kept for hold_immobile_rows (ub is free until the solve)
       if (r < P->nvert) {
         vfree = cusp_normal_rhs(vfree, P->gap[r], h, cfg->gap_alpha, cfg->pushout_speed);
       }
@@ -573,19 +630,22 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     if (!(w->island[i].k > 0)) w->island[i].k = w->k_ref;
   }
   w->p_ref = w->k_ref * fmax(gravity * h, 1e-4);
+  hold_immobile_rows(w, h);
   // Statically indeterminate contact (several contacts on one body: fingertips, a face on a face,
   // a stack; the vertical friction on the shared face of two pushed blocks) leaves W singular and
   // the impulses non-unique; the proximal-point loop (solve_proximal) makes every Newton matrix
   // regular with W + prox I and lets the term vanish at the answer, so the physics there is exact.
 
-  // bounds and warm start
+  // bounds and warm start; a vertex no impulse can move (inert_row) carries none
   int warm = 0;  // some patch starts from the previous step's answer
+  mjtNum wmax = 0;
+  for (int r = 0; r < nrows; r++) wmax = fmax(wmax, w->w_diag[r]);
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
     int z0 = w->z_of[i], K = P->nvert, ny = 2 + has_torsion(P);
     for (int k = 0; k < K; k++) {
       w->lo[z0 + k] = 0;
-      w->hi[z0 + k] = INFINITY;
+      w->hi[z0 + k] = inert_row(w->w_diag[w->row_of[i] + k], wmax) ? 0 : INFINITY;
     }
     for (int x = 0; x < ny; x++) {
       w->lo[z0 + K + x] = -INFINITY;
@@ -593,6 +653,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     }
     if (!cfg->warm_start || !warm_start(w, i, w->z + z0)) cold_start(w, i);
     else warm = 1;
+    for (int k = 0; k < K; k++) w->z[z0 + k] = fmin(w->z[z0 + k], w->hi[z0 + k]);
   }
   // scaled unknowns: normal impulses relative to the heaviest patch of the island (its impulses
   // keep their units; a 1e-9 kg box's are raised to velocities of the same size), friction as is

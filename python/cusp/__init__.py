@@ -53,7 +53,7 @@ def _cusp_plugins(spec: mujoco.MjSpec) -> list:
 
 def registered_geoms(spec: mujoco.MjSpec) -> list:
     """The geoms (MjsGeom) that the scene's cusp.contact instances register: the disks and
-    every geom of the patch bodies."""
+    every geom of the patch bodies and of the bodies welded to them (no joint in between)."""
     geoms = []
     for plugin in _cusp_plugins(spec):
         config = plugin.config
@@ -66,7 +66,16 @@ def registered_geoms(spec: mujoco.MjSpec) -> list:
             body = spec.body(name)
             if body is None:
                 raise ValueError(f"cusp.contact: config key 'bodies' names no body '{name}'")
-            geoms.extend(body.geoms)
+            geoms.extend(_welded_geoms(body))
+    return geoms
+
+
+def _welded_geoms(body: Any) -> list:
+    """The geoms of ``body`` (MjsBody) and of its descendants welded to it."""
+    geoms = list(body.geoms)
+    for child in body.bodies:
+        if not len(child.joints):
+            geoms.extend(_welded_geoms(child))
     return geoms
 
 

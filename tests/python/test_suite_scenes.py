@@ -1,0 +1,235 @@
+"""Scenes of what MuJoCo users register (issue: register what MuJoCo users have), each compared
+with its stock twin in the same test: a hinged door and a drawer on a slide (mjcf/door_push.xml,
+mjcf/drawer_push.xml) held shut by a finger pushing below friction; from dm_control's planar
+manipulator (tests/data/suites/dm_control, copied unchanged, Apache-2.0): its ball on x/z slides
+and a hinge lifted by a two-finger gripper made of its fingertip spheres, and its peg (blade and
+guard, the pommel on a welded child body) resting on a table. Observables: d.plugin_state (names
+from cusp.slot_names()), cusp.contacts, and MuJoCo's own distance query mj_geomDistance."""
+import mujoco
+import numpy as np
+import pytest
+
+import cusp
+
+NAMES = cusp.slot_names()
+PEN = NAMES.index("max_penetration")
+FAILURES = NAMES.index("solver_failures")
+SUITES = cusp.REPO / "tests" / "data" / "suites"
+MANIPULATOR = SUITES / "dm_control" / "manipulator.xml"
+
+
+def counters(m, d):
+    a = m.plugin_stateadr[0]
+    return d.plugin_state[a + PEN], d.plugin_state[a + FAILURES]
+
+
+def distance(m, d, g1, g2):
+    """Signed distance (m) of two geoms at d's state (kinematics recomputed: after mj_step d holds
+    those of the step's start)."""
+    scratch = mujoco.MjData(m)
+    scratch.qpos[:] = d.qpos
+    mujoco.mj_kinematics(m, scratch)
+    return mujoco.mj_geomDistance(m, scratch, m.geom(g1).id, m.geom(g2).id, 0.05, None)
+
+
+def register(spec, bodies):
+    """Add a cusp.contact instance registering `bodies` (their geoms and those welded to them are
+    given contype = conaffinity = 0, as the contract asks)."""
+    for name in bodies:
+        for geom in cusp._welded_geoms(spec.body(name)):
+            geom.contype = geom.conaffinity = 0
+    spec.activate_plugin(cusp.PLUGIN_NAME)
+    plugin = spec.add_plugin(name="cusp", plugin_name=cusp.PLUGIN_NAME, active=True)
+    plugin.config = {"bodies": " ".join(bodies)}
+    return spec
+
+
+def compiled(spec, stock):
+    """(model, data) of spec, or of its stock twin."""
+    m = (cusp.stock_twin(spec) if stock else spec).compile()
+    return m, mujoco.MjData(m)
+
+
+# ---------------------------------- door and drawer held shut ------------------------------------
+
+@pytest.mark.parametrize("scene, pairs", [
+    ("door_push.xml", [("finger", "door"), ("door", "stop")]),
+    ("drawer_push.xml", [("finger", "front"), ("drawer", "back"), ("drawer", "bottom"),
+                         ("front", "left")]),
+])
+def test_finger_holds_door_and_drawer_without_creep(scene, pairs):
+    # the finger presses with 5 N (position actuator) and pushes 1 N up and 1 N sideways (motors):
+    # 1.4 N < mu 5 N. Over the last second nothing moves (< 1e-6 m/s); no contact sinks (<= 0.1 mm)
+    creep = {}
+    for stock in (False, True):
+        m = cusp.load_spec(cusp.REPO / "mjcf" / scene, stock=stock).compile()
+        d = mujoco.MjData(m)
+        mujoco.mj_resetDataKeyframe(m, d, 0)
+        max_pen = 0.0
+        for i in range(3000):
+            mujoco.mj_step(m, d)
+            if not stock:
+                max_pen = max(max_pen, counters(m, d)[0])
+            if i == 1999:
+                q = d.qpos.copy()
+        creep[stock] = np.abs(d.qpos - q).max() / 1.0  # m/s (rad/s) over the last second
+        if stock:
+            continue
+        assert counters(m, d)[1] == 0
+        assert max_pen <= 1e-4
+        assert creep[stock] < 1e-6
+        assert min(distance(m, d, a, b) for a, b in pairs) >= -1e-4
+        assert distance(m, d, *pairs[0]) <= 1e-4  # the finger still presses
+        assert d.actuator_force == pytest.approx([1, 5, 1], abs=1e-6)
+    # stock MuJoCo's soft friction lets the finger creep along the door or drawer (1.5 cm/s)
+    assert creep[True] > 100 * creep[False]
+
+
+# ---------------------------------- dm_control manipulator: the ball ------------------------------
+
+def arena(spec, prop):
+    """The manipulator's spec reduced to its arena and one prop ("ball" or "peg"): the arm, the
+    other prop, the receptacles, the targets and what refers to them (tendons, the equality,
+    sensors, actuators) deleted; h = 2 ms."""
+    for name in ("upper_arm", "ball", "peg", "slot", "cup", "target_ball", "target_peg"):
+        if name != prop:
+            spec.delete(spec.body(name))
+    for group in (spec.tendons, spec.equalities, spec.sensors, spec.actuators):
+        for element in list(group):
+            spec.delete(element)
+    spec.option.timestep = 0.002
+    return spec
+
+
+X_BALL, R_BALL = 0.1, 0.022  # m: away from the arena's slanted walls; the suite's ball radius
+
+
+def gripper_scene(tips):
+    """The manipulator's arena and ball (x/z slides and a hinge) with the ball on the floor at
+    x = 0.1 m, and a gripper in place of the arm: a hand on a vertical slide and two fingers on
+    horizontal slides, each ending in the suite's fingertip spheres (radius, friction, solref,
+    solimp of thumbtip1) at heights `tips` (m; the suite's pair: -3 and 3 mm), all driven by
+    position servos."""
+    spec = mujoco.MjSpec.from_file(str(MANIPULATOR))
+    tip = spec.geom("thumbtip1")
+    size, friction = np.array(tip.size), np.array(tip.friction)
+    solref, solimp = np.array(tip.solref), np.array(tip.solimp)
+    arena(spec, "ball")
+    spec.body("ball").pos = [X_BALL, 0, R_BALL]
+    spec.joint("ball_x").ref = X_BALL
+    spec.joint("ball_z").ref = R_BALL
+    hand = spec.worldbody.add_body(name="hand", pos=[X_BALL, 0, R_BALL], gravcomp=1)
+    hand.add_joint(name="lift", type=mujoco.mjtJoint.mjJNT_SLIDE, axis=[0, 0, 1], damping=5)
+    hand.add_geom(name="palm", type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.045, 0.01, 0.005],
+                  pos=[0, 0, 0.04], contype=0, conaffinity=0, mass=0.05)
+    for side, name in ((-1, "thumb"), (1, "finger")):
+        body = hand.add_body(name=name, pos=[side * (R_BALL + size[0] + 0.01), 0, 0], gravcomp=1)
+        body.add_joint(name=name, type=mujoco.mjtJoint.mjJNT_SLIDE, axis=[1, 0, 0], damping=2)
+        body.add_geom(type=mujoco.mjtGeom.mjGEOM_CAPSULE, size=[0.004, 0, 0],
+                      fromto=[0, 0, 0.008, 0, 0, 0.04], contype=0, conaffinity=0, mass=0.005)
+        for k, z in enumerate(tips):
+            body.add_geom(name=f"{name}tip{k + 1}", type=mujoco.mjtGeom.mjGEOM_SPHERE, size=size,
+                          pos=[0, 0, z], friction=friction, solref=solref, solimp=solimp,
+                          mass=0.005)
+    for name, kp in (("lift", 400), ("thumb", 100), ("finger", 100)):
+        spec.add_actuator(name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT,
+                          biastype=mujoco.mjtBias.mjBIAS_AFFINE, ctrlrange=[-1, 1],
+                          gainprm=[kp] + [0] * 9, biasprm=[0, -kp, 0] + [0] * 7)
+    return register(spec, ["ball"])
+
+
+def grip(t):
+    """Servo targets: fingers close at 0.2 s to 20 mm past the ball's surface (2 N squeeze, the
+    ball weighs 0.44 N, mu 0.7), the hand lifts 0.1 m from 0.5 s to 1 s."""
+    close = 0.03 if t > 0.2 else 0.0
+    lift = 0.0 if t < 0.5 else min(0.1, 0.1 * (t - 0.5) / 0.5)
+    return [lift, close, -close]
+
+
+@pytest.mark.parametrize("tips, most_failures", [
+    ((0.0,), 0),            # one sphere per finger
+    ((-0.003, 0.003), 2),   # the suite's pair: two contacts per finger (see below)
+])
+def test_gripper_lifts_the_planar_ball(tips, most_failures):
+    # The ball is lifted with the hand without slipping (< 1 um), no contact sinks. With the
+    # suite's pairs of fingertip spheres the squeeze and friction split between the two contacts
+    # of one finger is statically indeterminate: the rigid-island solve still fails in 1 or 2 of
+    # the 1000 steps, when the fingers strike the ball (180 before the proximal-point solve).
+    result = {}
+    for stock in (False, True):
+        m, d = compiled(gripper_scene(tips), stock)
+        ball, lift = m.joint("ball_z").qposadr[0], m.joint("lift").qposadr[0]
+        max_pen = 0.0
+        for _ in range(1000):
+            d.ctrl[:] = grip(d.time)
+            mujoco.mj_step(m, d)
+            if not stock:
+                max_pen = max(max_pen, counters(m, d)[0])
+            if abs(d.time - 0.5) < 1e-9:
+                grasped = d.qpos[ball] - d.qpos[lift]
+            if abs(d.time - 1.5) < 1e-9:
+                held = d.qpos[ball] - d.qpos[lift]
+        result[stock] = (d.qpos[ball], held - grasped, (d.qpos[ball] - d.qpos[lift] - held) / 0.5)
+        if stock:
+            continue
+        assert counters(m, d)[1] <= most_failures
+        assert max_pen <= 1e-4
+        for tip in ("thumbtip1", "fingertip1"):
+            assert -1e-4 <= distance(m, d, tip, "ball") <= 1e-4
+    height, slip, creep = result[False]
+    assert height == pytest.approx(R_BALL + 0.0989, abs=1e-3)  # the hand's servo sags 1.1 mm
+    assert abs(slip) < 1e-6 and abs(creep) < 1e-6
+    # stock MuJoCo lifts it too, slipping in its soft grip (one sphere per finger: 4 mm, then
+    # 7.7 mm/s; the pair: 0.9 mm, then 0.8 mm/s)
+    assert result[True][0] == pytest.approx(height, abs=2e-2)
+    assert abs(result[True][2]) > 100 * abs(creep)
+
+
+# ---------------------------------- dm_control manipulator: the peg -------------------------------
+
+def peg_scene(free):
+    """The manipulator's arena and peg (blade and guard capsules, the pommel sphere on a child
+    body welded to the peg) over a table: on its own x/z slides and hinge as in the suite (lying
+    in the x-z plane, its guard upright), or (free) on a free joint, lying flat."""
+    spec = arena(mujoco.MjSpec.from_file(str(MANIPULATOR)), "peg")
+    spec.worldbody.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.15, 0.1, 0.02],
+                            pos=[-0.1, 0, 0.1])
+    peg = spec.body("peg")
+    peg.pos = [-0.1, 0, 0.15]
+    if free:
+        peg.quat = [0.5, 0.5, 0.5, 0.5]  # blade along x, guard along y: lying flat
+    else:
+        # blade along x, guard upright: the peg moves in the x-z plane (its hinge's axis is y)
+        peg.quat = [np.cos(np.pi / 4), 0, np.sin(np.pi / 4), 0]
+    if free:
+        for joint in list(peg.joints):
+            spec.delete(joint)
+        peg.add_freejoint()
+    else:
+        spec.joint("peg_x").ref = 0
+        spec.joint("peg_z").ref = 0
+    return register(spec, ["peg"])
+
+
+@pytest.mark.parametrize("free", [True, False])
+def test_suite_peg_with_welded_pommel_rests_on_a_table(free):
+    rest = {}
+    for stock in (False, True):
+        m, d = compiled(peg_scene(free), stock)
+        max_pen = 0.0
+        for _ in range(1500):
+            mujoco.mj_step(m, d)
+            if not stock:
+                max_pen = max(max_pen, counters(m, d)[0])
+        rest[stock] = d.xpos[m.body("peg").id].copy()  # of the step's start: at rest the same
+        if stock:
+            continue
+        assert counters(m, d)[1] == 0
+        assert max_pen <= 1e-4
+        assert np.abs(d.qvel).max() < 1e-6
+        gaps = [distance(m, d, g, "table") for g in ("blade", "guard", "pommel")]
+        assert min(gaps) >= -1e-4
+        # lying flat, the pommel (the welded child's geom, the thickest) carries its end: it
+        # touches the table (with the guard upright, the peg rests on the guard and the blade)
+        assert max(gaps[0], gaps[2] if free else gaps[1]) <= 1e-4
+    assert rest[False] == pytest.approx(rest[True], abs=3e-3)
