@@ -485,6 +485,16 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
 // drawer on its slide.
 static int inert_row(mjtNum wkk, mjtNum wmax) { return wkk <= 1e-12 * wmax; }
 
+// Largest diagonal of W over the rows of patch i (its own scale: an inert row is one that is
+// inert relative to its own body's mobility, not to the lightest body of the island; a 200 kg
+// carrier's rows beside a 1e-9 kg box's are not inert)
+static mjtNum patch_wmax(const cuspPatchWork* w, int i) {
+  mjtNum wmax = 0;
+  int r0 = w->row_of[i], nr = patch_rows(w->island + i);
+  for (int r = r0; r < r0 + nr; r++) wmax = fmax(wmax, w->W[(size_t)r * w->nrows + r]);
+  return wmax;
+}
+
 // Mobility of normal row k of patch i while the patch sticks: the Schur complement
 // W_kk - W_kf W_ff^-1 W_fk over the patch's friction rows f (none when mu = 0); W is PSD, so a
 // pivot that vanishes has a vanishing row and column and is skipped (the pseudo-inverse).
@@ -521,10 +531,9 @@ static mjtNum stick_mobility(const cuspPatchWork* w, int i, int k) {
 // bitwise unchanged). vn: the free row velocities (w->ub).
 static void hold_immobile_rows(cuspPatchWork* w, mjtNum h) {
   const mjtNum* vn = w->ub;
-  mjtNum wmax = 0;
-  for (int r = 0; r < w->nrows; r++) wmax = fmax(wmax, w->W[(size_t)r * w->nrows + r]);
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
+    mjtNum wmax = patch_wmax(w, i);
     for (int k = 0; k < P->nvert; k++) {
       int r = w->row_of[i] + k;
       if (P->gap[k] - h * vn[r] >= 0) continue;  // no push-out asked (cusp_normal_rhs)
@@ -638,11 +647,10 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
 
   // bounds and warm start; a vertex no impulse can move (inert_row) carries none
   int warm = 0;  // some patch starts from the previous step's answer
-  mjtNum wmax = 0;
-  for (int r = 0; r < nrows; r++) wmax = fmax(wmax, w->w_diag[r]);
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
     int z0 = w->z_of[i], K = P->nvert, ny = 2 + has_torsion(P);
+    mjtNum wmax = patch_wmax(w, i);
     for (int k = 0; k < K; k++) {
       w->lo[z0 + k] = 0;
       w->hi[z0 + k] = inert_row(w->w_diag[w->row_of[i] + k], wmax) ? 0 : INFINITY;
