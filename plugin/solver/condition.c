@@ -2,6 +2,7 @@
 // See condition.h for the layout of the unknowns.
 #include "solver/condition.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@ cuspConditionOptions cusp_condition_default_options(void) {
   o.eps_rank = 1e-6;
   o.ruiz = 1;
   o.ruiz_passes = 5;
+  o.ruiz_skip_spread = 32;
   o.tikhonov = 1;
   o.eps_w = 1e-10;
   o.estimate_condition = 1;
@@ -130,6 +132,89 @@ int cusp_rank_select(int* sel, const mjtNum* L, const mjtNum* Jn, const mjtNum* 
   return k;
 }
 
+// Stage 1 screened by a pivoted Cholesky of the whitened normal block Wnn = S S^T (m x m, from
+// S^T = L^-1 Jn^T): in exact arithmetic its pivots and pivot values are those of QR with column
+// pivoting on S^T (the Schur complement's diagonal is |R_ii|^2), with the same order (violated
+// contacts first). It costs m^2 (nv + m) multiply-adds and no LAPACK call; when every pivot is
+// far from the threshold (a factor 2 in |R_ii| beyond rounding), its selection is the QR's and is
+// returned with *clear = 1. A pivot near the threshold returns *clear = 0: the caller asks the
+// QR (near-dependent normals need its accuracy). work: rank_screen_worksize(nv, m) bytes.
+static size_t rank_screen_worksize(int nv, int m) {
+  size_t mm = (size_t)(m > 0 ? m : 1), nvv = (size_t)(nv > 0 ? nv : 1);
+  return CUSP_ALIGN(sizeof(mjtNum) * (nvv * mm + 2 * mm * mm + mm)) + CUSP_ALIGN(sizeof(int) * mm);
+}
+
+static int rank_screen(int* sel, int* clear, const mjtNum* L, const mjtNum* Jn, const mjtNum* bn,
+                       int nv, int m, mjtNum eps_rank, void* work) {
+  size_t mm = (size_t)m, nvv = (size_t)nv;
+  mjtNum* st = (mjtNum*)work;   // (nv x m) S^T
+  mjtNum* W = st + nvv * mm;    // (m x m) lower triangle of S S^T
+  mjtNum* lc = W + mm * mm;     // (m x m) Cholesky columns: lc[j + q m] = L(j, pivot q)
+  mjtNum* d = lc + mm * mm;     // (m) diagonal of the current Schur complement
+  int* state = (int*)((char*)work + CUSP_ALIGN(sizeof(mjtNum) * (nvv * mm + 2 * mm * mm + mm)));
+  *clear = 1;
+  memcpy(st, Jn, sizeof(mjtNum) * nvv * mm);  // row-major Jn == column-major Jn^T
+  cusp_dtrsm_lower_left(st, 'N', L, 1.0, nv, m, nv, nv);
+  cusp_dsyrk_lower_t(W, st, 1.0, 0.0, m, nv, nv, m);
+  mjtNum r11 = 0;
+  for (int j = 0; j < m; j++) {
+    d[j] = W[j + (size_t)j * m];
+    r11 = fmax(r11, sqrt(d[j]));  // the QR's |R_11|: the largest column norm
+  }
+  if (!(r11 > 0)) return 0;
+  mjtNum tol = eps_rank * r11, tol2 = tol * tol;
+  mjtNum noise = 8.0 * (m + nv) * DBL_EPSILON * r11 * r11;  // rounding of W and the updates
+  mjtNum keep_clear = 4 * tol2 + noise, drop_clear = 0.25 * tol2 - noise;
+  // state: 0 candidate of this phase, 1 chosen, 2 dropped, 3 waiting for phase 2
+  int nviol = 0;
+  for (int j = 0; j < m; j++) nviol += bn && bn[j] < 0;
+  int two_phase = nviol > 0 && nviol < m;
+  for (int j = 0; j < m; j++) state[j] = two_phase && bn[j] >= 0 ? 3 : 0;
+  int k = 0;
+  for (;;) {
+    int p = -1;
+    for (int j = 0; j < m; j++) {
+      if (state[j] == 0 && (p < 0 || d[j] > d[p])) p = j;
+    }
+    if (p >= 0 && d[p] > tol2 && k < nv) {
+      if (d[p] < keep_clear) *clear = 0;
+      state[p] = 1;
+      sel[k] = p;
+      mjtNum lp = sqrt(d[p]);
+      for (int j = 0; j < m; j++) {
+        if (state[j] != 0 && state[j] != 3) continue;
+        mjtNum v = j > p ? W[j + (size_t)p * m] : W[p + (size_t)j * m];
+        for (int q = 0; q < k; q++) v -= lc[j + (size_t)q * m] * lc[p + (size_t)q * m];
+        v /= lp;
+        lc[j + (size_t)k * m] = v;
+        d[j] -= v * v;
+      }
+      k++;
+      continue;
+    }
+    // the phase ends: what is left is dependent on the chosen (or the rank is exhausted)
+    for (int j = 0; j < m; j++) {
+      if (state[j] != 0) continue;
+      if (d[j] > drop_clear) *clear = 0;
+      state[j] = 2;
+    }
+    if (!two_phase) break;
+    two_phase = 0;
+    for (int j = 0; j < m; j++) {
+      if (state[j] == 3) state[j] = 0;
+    }
+  }
+  for (int a = 1; a < k; a++) {  // ascending order keeps the caller's contact order
+    int v = sel[a], b = a - 1;
+    while (b >= 0 && sel[b] > v) {
+      sel[b + 1] = sel[b];
+      b--;
+    }
+    sel[b + 1] = v;
+  }
+  return k;
+}
+
 //---------------------------------- assembly ----------------------------------------------------
 
 size_t cusp_contact_assemble_worksize(int nv, int k, int r) {
@@ -225,6 +310,27 @@ void cusp_ruiz(mjtNum* A, mjtNum* b, mjtNum* dr, mjtNum* dc, int n, int lda, int
 
 //---------------------------------- the pipeline ------------------------------------------------
 
+// 1 if stage 2 cannot help A (N x N, lda; k contacts of block size s = r + 2, or 1): the diagonal
+// of the normal and friction rows (W's, > 0) and the unit entries of the cone rows (with r > 0)
+// lie within a factor `spread` of each other. The off-diagonal W_ij are bounded by
+// sqrt(W_ii W_jj), so the row and column norms Ruiz equalises are then within that spread too,
+// and its factors would stay within a few units of 1 while costing 2 passes over A each. O(N).
+static int well_scaled(const mjtNum* A, int lda, int k, int r, mjtNum spread) {
+  if (!(spread > 1)) return 0;
+  int s = block_size(r);
+  mjtNum lo = r > 0 ? 1 : INFINITY, hi = r > 0 ? 1 : 0;
+  for (int a = 0; a < k; a++) {
+    for (int p = 0; p <= r; p++) {
+      int i = a * s + p;
+      mjtNum v = A[i + (size_t)i * lda];
+      if (!(v > 0)) return 0;
+      lo = fmin(lo, v);
+      hi = fmax(hi, v);
+    }
+  }
+  return hi <= spread * lo;
+}
+
 // rcond of the normal block A[a*s, b*s] (k x k) of A (N x N); scratch: k*k + rcond work
 static mjtNum normal_block_rcond(const mjtNum* A, int N, int k, int s, void* scratch) {
   mjtNum* B = (mjtNum*)scratch;
@@ -258,6 +364,8 @@ size_t cusp_contact_worksize(int nv, int m, int r, const cuspConditionOptions* o
   bytes += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 8 * NN));
   bytes += CUSP_ALIGN(sizeof(int) * (size_t)(m > 0 ? m : 1));             // sel
   size_t s1 = cusp_rank_select_worksize(nv, m);
+  size_t s0 = rank_screen_worksize(nv, m);
+  s1 = s1 > s0 ? s1 : s0;
   size_t s2 = cusp_contact_assemble_worksize(nv, m, r);
   size_t s3 = solve_lcp_bytes(N, opt);
   size_t scratch = s1 > s2 ? s1 : s2;
@@ -344,10 +452,15 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
     cusp_contact_assemble(A0, Nfull, b0, c, L, NULL, m, scratch);
     info->rcond_before = normal_block_rcond(A0, Nfull, m, s, scratch);
   }
-  // stage 1
+  // stage 1: the Cholesky screening, the QR when a decision is close
   int k = m;
   if (opt->rank_select && m > 0) {
-    k = cusp_rank_select(sel, L, c->Jn, c->bn, nv, m, opt->eps_rank, scratch);
+    int clear;
+    k = rank_screen(sel, &clear, L, c->Jn, c->bn, nv, m, opt->eps_rank, scratch);
+    if (!clear) {
+      k = cusp_rank_select(sel, L, c->Jn, c->bn, nv, m, opt->eps_rank, scratch);
+      info->rank_qr = 1;
+    }
   } else {
     for (int i = 0; i < m; i++) sel[i] = i;
   }
@@ -380,9 +493,10 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   cusp_contact_assemble(A0, N, b0, c, L, sel, k, scratch);
   for (int j = 0; j < N; j++) memcpy(A + (size_t)j * N, A0 + (size_t)j * N, sizeof(mjtNum) * N);
   memcpy(b, b0, sizeof(mjtNum) * N);
-  // stage 2
-  if (opt->ruiz && opt->ruiz_passes > 0) {
+  // stage 2, unless the problem is already equilibrated
+  if (opt->ruiz && opt->ruiz_passes > 0 && !well_scaled(A0, N, k, r, opt->ruiz_skip_spread)) {
     cusp_ruiz(A, b, dr, dc, N, N, opt->ruiz_passes, w);  // w, z0 (2 N): free until the solve
+    info->ruiz_applied = 1;
   } else {
     for (int i = 0; i < N; i++) dr[i] = dc[i] = 1;
   }
@@ -399,7 +513,21 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   cuspLcpOptions lcp_opt = opt->lcp;
   lcp_opt.block = s;  // PGS sweeps contact by contact (the cone-slack row has a zero diagonal)
   memcpy(z0, z, sizeof(mjtNum) * N);
-  be->solve(z, w, &info->lcp, &prob, &lcp_opt, scratch, scratch_bytes);
+  // a warm start that already solves the problem is the answer: no backend runs (a resting
+  // contact's impulses from the previous step usually do)
+  int warm_solved = 0;
+  if (opt->lcp.warm_start) {
+    cusp_lcp_residual(w, &info->lcp, z, &prob);
+    warm_solved = info->lcp.residual <= opt->lcp.tol;
+  }
+  if (warm_solved) {
+    info->lcp.status = CUSP_LCP_SOLVED;
+    info->lcp.message = "";
+    info->lcp.backend = "warm start";
+    info->lcp.iterations = 0;
+  } else {
+    be->solve(z, w, &info->lcp, &prob, &lcp_opt, scratch, scratch_bytes);
+  }
   if (info->lcp.status != CUSP_LCP_SOLVED && uses_fallback(opt)) {
     solve_fallback(z, w, zf, z0, &info->lcp, &prob, &lcp_opt, opt->backend, scratch,
                    scratch_bytes);

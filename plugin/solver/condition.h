@@ -43,6 +43,11 @@ typedef struct cuspConditionOptions_ {
   mjtNum eps_rank;          // stage 1 relative threshold on |R_ii| / |R_11| (default 1e-6)
   int ruiz;                 // stage 2 on/off (default 1)
   int ruiz_passes;          // stage 2 passes (default 5)
+  mjtNum ruiz_skip_spread;  // stage 2 is skipped when the diagonal of the normal and friction
+                            //   rows and the cone rows' unit entries lie within this factor of
+                            //   each other (already equilibrated: Ruiz's factors would stay near
+                            //   1); <= 1 never skips (default 32; disk_drop: 19, a
+                            //   resting carrier puck: 4.8)
   int tikhonov;             // stage 3 on/off (default 1)
   mjtNum eps_w;             // stage 3 diagonal shift on scaled normal rows (default 1e-10)
   int estimate_condition;   // compute rcond before/after (two extra LU, default 1)
@@ -66,7 +71,11 @@ typedef struct cuspConditionInfo_ {
   mjtNum residual_original; // natural residual of the unscaled z on the reduced problem without
                             //   Tikhonov (what the physics sees)
   cuspLcpInfo lcp;          // the backend's report on the conditioned problem (of the fallback
-                            //   chain when its answer was taken)
+                            //   chain when its answer was taken; backend "warm start" when the
+                            //   warm start already solved it and no backend ran)
+  int ruiz_applied;         // 1 if stage 2 scaled the problem (0: off, or skipped as unneeded)
+  int rank_qr;              // 1 if stage 1 needed the pivoted QR (near-dependent normal rows);
+                            //   0: the Cholesky screening decided, or stage 1 is off
   int fell_back;            // 1 if the chosen backend failed and the fallback chain ran
 } cuspConditionInfo;
 
