@@ -11,6 +11,10 @@
 
 static int block_size(int r) { return r > 0 ? r + 2 : 1; }
 
+// max / min for values that are never NaN (fmax is a library call without -ffast-math)
+static inline mjtNum max_num(mjtNum a, mjtNum b) { return a > b ? a : b; }
+static inline mjtNum min_num(mjtNum a, mjtNum b) { return a < b ? a : b; }
+
 cuspConditionOptions cusp_condition_default_options(void) {
   cuspConditionOptions o;
   memset(&o, 0, sizeof(o));
@@ -138,28 +142,34 @@ int cusp_rank_select(int* sel, const mjtNum* L, const mjtNum* Jn, const mjtNum* 
 // contacts first). It costs m^2 (nv + m) multiply-adds and no LAPACK call; when every pivot is
 // far from the threshold (a factor 2 in |R_ii| beyond rounding), its selection is the QR's and is
 // returned with *clear = 1. A pivot near the threshold returns *clear = 0: the caller asks the
-// QR (near-dependent normals need its accuracy). work: rank_screen_worksize(nv, m) bytes.
-static size_t rank_screen_worksize(int nv, int m) {
-  size_t mm = (size_t)(m > 0 ? m : 1), nvv = (size_t)(nv > 0 ? nv : 1);
-  return CUSP_ALIGN(sizeof(mjtNum) * (nvv * mm + 2 * mm * mm + mm)) + CUSP_ALIGN(sizeof(int) * mm);
+// QR (near-dependent normals need its accuracy). G: the whitened rows of all m contacts
+// (whiten_rows), contact i's normal in column i * stride. work: rank_screen_worksize(m) bytes.
+static size_t rank_screen_worksize(int m) {
+  size_t mm = (size_t)(m > 0 ? m : 1);
+  return CUSP_ALIGN(sizeof(mjtNum) * (2 * mm * mm + mm)) + CUSP_ALIGN(sizeof(int) * mm);
 }
 
-static int rank_screen(int* sel, int* clear, const mjtNum* L, const mjtNum* Jn, const mjtNum* bn,
+static int rank_screen(int* sel, int* clear, const mjtNum* G, int stride, const mjtNum* bn,
                        int nv, int m, mjtNum eps_rank, void* work) {
-  size_t mm = (size_t)m, nvv = (size_t)nv;
-  mjtNum* st = (mjtNum*)work;   // (nv x m) S^T
-  mjtNum* W = st + nvv * mm;    // (m x m) lower triangle of S S^T
+  size_t mm = (size_t)m;
+  mjtNum* W = (mjtNum*)work;    // (m x m) lower triangle of S S^T
   mjtNum* lc = W + mm * mm;     // (m x m) Cholesky columns: lc[j + q m] = L(j, pivot q)
   mjtNum* d = lc + mm * mm;     // (m) diagonal of the current Schur complement
-  int* state = (int*)((char*)work + CUSP_ALIGN(sizeof(mjtNum) * (nvv * mm + 2 * mm * mm + mm)));
+  int* state = (int*)((char*)work + CUSP_ALIGN(sizeof(mjtNum) * (2 * mm * mm + mm)));
   *clear = 1;
-  memcpy(st, Jn, sizeof(mjtNum) * nvv * mm);  // row-major Jn == column-major Jn^T
-  cusp_dtrsm_lower_left(st, 'N', L, 1.0, nv, m, nv, nv);
-  cusp_dsyrk_lower_t(W, st, 1.0, 0.0, m, nv, nv, m);
+  for (int j = 0; j < m; j++) {
+    const mjtNum* gj = G + (size_t)j * stride * nv;
+    for (int i = j; i < m; i++) {
+      const mjtNum* gi = G + (size_t)i * stride * nv;
+      mjtNum v = 0;
+      for (int l = 0; l < nv; l++) v += gi[l] * gj[l];
+      W[i + (size_t)j * m] = v;
+    }
+  }
   mjtNum r11 = 0;
   for (int j = 0; j < m; j++) {
     d[j] = W[j + (size_t)j * m];
-    r11 = fmax(r11, sqrt(d[j]));  // the QR's |R_11|: the largest column norm
+    r11 = max_num(r11, sqrt(d[j]));  // the QR's |R_11|: the largest column norm
   }
   if (!(r11 > 0)) return 0;
   mjtNum tol = eps_rank * r11, tol2 = tol * tol;
@@ -222,11 +232,11 @@ size_t cusp_contact_assemble_worksize(int nv, int k, int r) {
   return CUSP_ALIGN(sizeof(mjtNum) * ((size_t)(nv > 0 ? nv : 1) * cols + cols * cols));
 }
 
-void cusp_contact_assemble(mjtNum* A, int lda, mjtNum* b, const cuspContactLcp* c,
-                           const mjtNum* L, const int* sel, int k, void* work) {
-  int nv = c->nv, r = c->r, s = block_size(r), N = k * s, nc = k * (1 + r);
-  mjtNum* G = (mjtNum*)work;              // (nv x nc) L^-1 J^T for the selected rows
-  mjtNum* W = G + (size_t)nv * nc;        // (nc x nc) G^T G, lower triangle
+// G (nv x k(1+r)): column a(1+r) + p = L^-1 (row p of contact sel[a]), p = 0 the normal row,
+// p = 1 + t friction direction t (sel NULL: contacts 0 .. k-1)
+static void whiten_rows(mjtNum* G, const cuspContactLcp* c, const mjtNum* L, const int* sel,
+                        int k) {
+  int nv = c->nv, r = c->r, nc = k * (1 + r);
   for (int a = 0; a < k; a++) {
     int i = sel ? sel[a] : a;
     memcpy(G + (size_t)a * (1 + r) * nv, c->Jn + (size_t)i * nv, sizeof(mjtNum) * nv);
@@ -236,6 +246,13 @@ void cusp_contact_assemble(mjtNum* A, int lda, mjtNum* b, const cuspContactLcp* 
     }
   }
   cusp_dtrsm_lower_left(G, 'N', L, 1.0, nv, nc, nv, nv);
+}
+
+// A (N x N, lda) and b (N) of contacts sel[0 .. k) from their whitened rows G (nv x k(1+r), as
+// whiten_rows); W: (k(1+r))^2 scratch for G^T G
+static void assemble_whitened(mjtNum* A, int lda, mjtNum* b, const cuspContactLcp* c,
+                              const mjtNum* G, const int* sel, int k, mjtNum* W) {
+  int nv = c->nv, r = c->r, s = block_size(r), N = k * s, nc = k * (1 + r);
   if (nc > 0) cusp_dsyrk_lower_t(W, G, 1.0, 0.0, nc, nv, nv, nc);
   for (int j = 0; j < N; j++) memset(A + (size_t)j * lda, 0, sizeof(mjtNum) * N);
   for (int bb = 0; bb < k; bb++) {
@@ -262,6 +279,15 @@ void cusp_contact_assemble(mjtNum* A, int lda, mjtNum* b, const cuspContactLcp* 
     A[o + 1 + r + (size_t)o * lda] = c->mu[i];        // mu fn
     b[o + 1 + r] = 0;
   }
+}
+
+void cusp_contact_assemble(mjtNum* A, int lda, mjtNum* b, const cuspContactLcp* c,
+                           const mjtNum* L, const int* sel, int k, void* work) {
+  int nc = k * (1 + c->r);
+  mjtNum* G = (mjtNum*)work;               // (nv x nc) L^-1 J^T for the selected rows
+  mjtNum* W = G + (size_t)c->nv * nc;      // (nc x nc) G^T G, lower triangle
+  whiten_rows(G, c, L, sel, k);
+  assemble_whitened(A, lda, b, c, G, sel, k, W);
 }
 
 //---------------------------------- stage 2: Ruiz -----------------------------------------------
@@ -310,26 +336,213 @@ void cusp_ruiz(mjtNum* A, mjtNum* b, mjtNum* dr, mjtNum* dc, int n, int lda, int
 
 //---------------------------------- the pipeline ------------------------------------------------
 
-// 1 if stage 2 cannot help A (N x N, lda; k contacts of block size s = r + 2, or 1): the diagonal
-// of the normal and friction rows (W's, > 0) and the unit entries of the cone rows (with r > 0)
-// lie within a factor `spread` of each other. The off-diagonal W_ij are bounded by
-// sqrt(W_ii W_jj), so the row and column norms Ruiz equalises are then within that spread too,
-// and its factors would stay within a few units of 1 while costing 2 passes over A each. O(N).
-static int well_scaled(const mjtNum* A, int lda, int k, int r, mjtNum spread) {
+// 1 if stage 2 cannot help the problem of k contacts with whitened rows G (nv x k(1+r)): the
+// diagonal of its normal and friction rows (W_pp = |G_p|^2, > 0) and the unit entries of the
+// cone rows (with r > 0) lie within a factor `spread` of each other. The off-diagonal W_pq are
+// bounded by sqrt(W_pp W_qq), so the row and column norms Ruiz equalises are then within that
+// spread too, and its factors would stay within a few units of 1 while costing 2 passes over A
+// each. O(nv k (1+r)).
+static int well_scaled(const mjtNum* G, int nv, int k, int r, mjtNum spread) {
   if (!(spread > 1)) return 0;
-  int s = block_size(r);
   mjtNum lo = r > 0 ? 1 : INFINITY, hi = r > 0 ? 1 : 0;
-  for (int a = 0; a < k; a++) {
-    for (int p = 0; p <= r; p++) {
-      int i = a * s + p;
-      mjtNum v = A[i + (size_t)i * lda];
-      if (!(v > 0)) return 0;
-      lo = fmin(lo, v);
-      hi = fmax(hi, v);
-    }
+  for (int col = 0; col < k * (1 + r); col++) {
+    const mjtNum* g = G + (size_t)col * nv;
+    mjtNum v = 0;
+    for (int l = 0; l < nv; l++) v += g[l] * g[l];
+    if (!(v > 0)) return 0;
+    lo = min_num(lo, v);
+    hi = max_num(hi, v);
   }
   return hi <= spread * lo;
 }
+
+//---------------------------------- the warm path ----------------------------------------------
+// An unscaled problem (stage 2 skipped) is checked without forming A: w = G^T (G z) + b and the
+// cone rows cost 2 nv k (1+r) multiply-adds instead of the (k(1+r))^2 nv / 2 of W. A resting
+// contact's warm start (the previous step's impulses) usually solves it, or does so after one
+// active-set solve (the rows with z > 0 as equalities), and then nothing else is built.
+
+// w (N) := A z + b of contacts sel[0 .. k) (A with eps_n added to the normal diagonal), and the
+// natural-map residuals of z with it (info) and without eps_n (*res_original). y: (nv) scratch.
+static void warm_residual(mjtNum* w, cuspLcpInfo* info, mjtNum* res_original, mjtNum* y,
+                          const mjtNum* z, const cuspContactLcp* c, const mjtNum* G,
+                          const int* sel, int k, mjtNum eps_n) {
+  int nv = c->nv, r = c->r, s = block_size(r);
+  for (int l = 0; l < nv; l++) y[l] = 0;
+  for (int a = 0; a < k; a++) {
+    for (int p = 0; p <= r; p++) {
+      mjtNum zp = z[a * s + p];
+      if (zp == 0) continue;
+      const mjtNum* g = G + ((size_t)a * (1 + r) + p) * nv;
+      for (int l = 0; l < nv; l++) y[l] += g[l] * zp;
+    }
+  }
+  mjtNum nat = 0, orig = 0, err2 = 0, q2 = 0, comp = 0;
+  for (int a = 0; a < k; a++) {
+    int i = sel[a], o = a * s;
+    for (int p = 0; p <= r; p++) {
+      const mjtNum* g = G + ((size_t)a * (1 + r) + p) * nv;
+      mjtNum v = 0;
+      for (int l = 0; l < nv; l++) v += g[l] * y[l];
+      mjtNum q = p == 0 ? c->bn[i] : c->bt[(size_t)i * r + p - 1];
+      w[o + p] = v + q + (p > 0 ? z[o + 1 + r] : 0);
+      q2 += q * q;
+    }
+    if (r > 0) {
+      mjtNum v = c->mu[i] * z[o];
+      for (int t = 0; t < r; t++) v -= z[o + 1 + t];
+      w[o + 1 + r] = v;
+    }
+  }
+  for (int i = 0; i < k * s; i++) {
+    int normal = i % s == 0;
+    mjtNum wi = w[i] + (normal ? eps_n * z[i] : 0);
+    mjtNum res = fabs(z[i] - max_num(0.0, z[i] - wi));
+    mjtNum ro = fabs(z[i] - max_num(0.0, z[i] - w[i]));
+    if (isnan(res)) res = INFINITY;
+    if (isnan(ro)) ro = INFINITY;
+    w[i] = wi;
+    nat = max_num(nat, res);
+    orig = max_num(orig, ro);
+    err2 += res * res;
+    comp = max_num(comp, fabs(z[i] * wi));
+  }
+  info->residual = nat;
+  info->siconos_error = sqrt(err2) / (q2 > 0 ? sqrt(q2) : 1.0);
+  info->complementarity = comp;
+  *res_original = orig;
+}
+
+// Entry (i, j) of A (eps_n on the normal diagonal) of contacts sel[0 .. k) from G
+static mjtNum warm_entry(int i, int j, const cuspContactLcp* c, const mjtNum* G, const int* sel,
+                         mjtNum eps_n) {
+  int nv = c->nv, r = c->r, s = block_size(r);
+  int ai = i / s, pi = i % s, aj = j / s, pj = j % s;
+  if (pi <= r && pj <= r) {  // W
+    const mjtNum* gi = G + ((size_t)ai * (1 + r) + pi) * nv;
+    const mjtNum* gj = G + ((size_t)aj * (1 + r) + pj) * nv;
+    mjtNum v = 0;
+    for (int l = 0; l < nv; l++) v += gi[l] * gj[l];
+    return v + (i == j && pi == 0 ? eps_n : 0);
+  }
+  if (ai != aj) return 0;
+  if (pi <= r) return pi > 0 ? 1 : 0;  // friction row, gamma column: e
+  if (pj == 0) return c->mu[sel[ai]];  // cone row: mu fn - e^T beta
+  return pj <= r ? -1 : 0;
+}
+
+// Semidefinite solve of M x = rhs (n x n, lower triangle read; M overwritten) by Cholesky with
+// diagonal pivoting: pivots below tol times the largest diagonal end the factorisation and their
+// unknowns are 0 (a basic solution, exact when rhs is in the range). Returns 0 if none is left.
+static int psd_solve(mjtNum* x, mjtNum* M, int n, mjtNum tol, int* perm) {
+  mjtNum dmax = 0;
+  for (int i = 0; i < n; i++) {
+    perm[i] = i;
+    dmax = fmax(dmax, M[i + (size_t)i * n]);
+  }
+  if (!(dmax > 0)) return 0;
+  int rank = 0;
+  // right-looking on the permuted lower triangle: symmetric swaps keep it lower
+  for (int j = 0; j < n; j++) {
+    int piv = j;
+    for (int i = j + 1; i < n; i++) {
+      if (M[i + (size_t)i * n] > M[piv + (size_t)piv * n]) piv = i;
+    }
+    if (!(M[piv + (size_t)piv * n] > tol * dmax)) break;
+    if (piv != j) {  // swap rows/columns j and piv of the symmetric matrix (lower storage)
+      for (int c = 0; c < n; c++) {
+        int a1 = j, a2 = piv;
+        mjtNum* e1 = c <= a1 ? &M[a1 + (size_t)c * n] : &M[c + (size_t)a1 * n];
+        mjtNum* e2 = c <= a2 ? &M[a2 + (size_t)c * n] : &M[c + (size_t)a2 * n];
+        if (c == a1 || c == a2) continue;
+        mjtNum t = *e1;
+        *e1 = *e2;
+        *e2 = t;
+      }
+      mjtNum t = M[j + (size_t)j * n];
+      M[j + (size_t)j * n] = M[piv + (size_t)piv * n];
+      M[piv + (size_t)piv * n] = t;
+      int pt = perm[j];
+      perm[j] = perm[piv];
+      perm[piv] = pt;
+    }
+    mjtNum d = sqrt(M[j + (size_t)j * n]);
+    M[j + (size_t)j * n] = d;
+    for (int i = j + 1; i < n; i++) M[i + (size_t)j * n] /= d;
+    for (int c = j + 1; c < n; c++) {
+      mjtNum f = M[c + (size_t)j * n];
+      for (int i = c; i < n; i++) M[i + (size_t)c * n] -= M[i + (size_t)j * n] * f;
+    }
+    rank++;
+  }
+  if (rank == 0) return 0;
+  // solve L11 L11^T y = P^T rhs (first rank entries), the rest 0
+  mjtNum* y = M + (size_t)n * n;  // (n) scratch after M
+  for (int i = 0; i < rank; i++) y[i] = x[perm[i]];
+  for (int i = 0; i < rank; i++) {
+    mjtNum v = y[i];
+    for (int q = 0; q < i; q++) v -= M[i + (size_t)q * n] * y[q];
+    y[i] = v / M[i + (size_t)i * n];
+  }
+  for (int i = rank - 1; i >= 0; i--) {
+    mjtNum v = y[i];
+    for (int q = i + 1; q < rank; q++) v -= M[q + (size_t)i * n] * y[q];
+    y[i] = v / M[i + (size_t)i * n];
+  }
+  for (int i = 0; i < n; i++) x[i] = 0;
+  for (int i = 0; i < rank; i++) x[perm[i]] = y[i];
+  return 1;
+}
+
+// One Newton step on the rows with z > 0 taken as equalities: A_SS dz_S = -w_S (w = A z + b at
+// z), the others kept at 0. A_SS by LU; when that is singular and every such row is a W row (a
+// sticking contact whose r friction impulses all carry: W_tt has rank 2), by a semidefinite
+// solve. Returns 1 and replaces z when the step keeps it nonnegative (the residual then decides);
+// work: N^2 + 2N mjtNum, iwork: 2N int.
+static int warm_polish(mjtNum* z, const mjtNum* w, const cuspContactLcp* c, const mjtNum* G,
+                       const int* sel, int k, mjtNum eps_n, mjtNum* work, int* iwork) {
+  int r = c->r, s = block_size(r), N = k * s, ns = 0, wrows = 1;
+  int* S = iwork;       // (N) the rows with z > 0
+  int* ipiv = S + N;    // (N)
+  for (int i = 0; i < N; i++) {
+    if (z[i] > 0) {
+      S[ns++] = i;
+      wrows &= i % s <= r;
+    }
+  }
+  if (ns == 0) return 0;
+  mjtNum* M = work;                    // (ns x ns)
+  mjtNum* x = work + (size_t)ns * ns;  // (ns), then (ns) scratch of psd_solve
+  for (int bcol = 0; bcol < ns; bcol++) {
+    for (int a = 0; a < ns; a++) {
+      M[a + (size_t)bcol * ns] = warm_entry(S[a], S[bcol], c, G, sel, eps_n);
+    }
+  }
+  for (int a = 0; a < ns; a++) x[a] = -w[S[a]];
+  int ok = cusp_dgetrf(M, ipiv, ns, ns, ns) == 0 &&
+           cusp_dgetrs(x, 'N', M, ipiv, ns, 1, ns, ns) == 0;
+  for (int a = 0; a < ns && ok; a++) ok = z[S[a]] + x[a] >= 0;
+  if (!ok && wrows) {
+    for (int bcol = 0; bcol < ns; bcol++) {
+      for (int a = bcol; a < ns; a++) {
+        M[a + (size_t)bcol * ns] = warm_entry(S[a], S[bcol], c, G, sel, eps_n);
+      }
+    }
+    for (int a = 0; a < ns; a++) x[a] = -w[S[a]];
+    ok = psd_solve(x, M, ns, 1e-12, ipiv);
+    for (int a = 0; a < ns && ok; a++) ok = z[S[a]] + x[a] >= 0;
+  }
+  if (!ok) return 0;
+  for (int a = 0; a < ns; a++) z[S[a]] += x[a];
+  return 1;
+}
+
+static size_t warm_worksize(int nv, int N) {
+  size_t NN = (size_t)(N > 0 ? N : 1), nvv = (size_t)(nv > 0 ? nv : 1);
+  return CUSP_ALIGN(sizeof(mjtNum) * (NN * NN + 2 * NN + nvv)) + CUSP_ALIGN(sizeof(int) * 2 * NN);
+}
+
+//---------------------------------- the pipeline ------------------------------------------------
 
 // rcond of the normal block A[a*s, b*s] (k x k) of A (N x N); scratch: k*k + rcond work
 static mjtNum normal_block_rcond(const mjtNum* A, int N, int k, int s, void* scratch) {
@@ -359,17 +572,21 @@ static size_t solve_lcp_bytes(int N, const cuspConditionOptions* opt) {
 size_t cusp_contact_worksize(int nv, int m, int r, const cuspConditionOptions* opt) {
   int s = block_size(r), N = m * s;
   size_t nvv = (size_t)(nv > 0 ? nv : 1), NN = (size_t)(N > 0 ? N : 1);
+  size_t nc = (size_t)(m > 0 ? m : 1) * (size_t)(1 + r);
   size_t bytes = CUSP_ALIGN(sizeof(mjtNum) * nvv * nvv);                 // L
+  bytes += CUSP_ALIGN(sizeof(mjtNum) * nvv * nc);                         // G
   // A0, A, b, dr, dc, z, w, b0, z0, zf
   bytes += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 8 * NN));
   bytes += CUSP_ALIGN(sizeof(int) * (size_t)(m > 0 ? m : 1));             // sel
   size_t s1 = cusp_rank_select_worksize(nv, m);
-  size_t s0 = rank_screen_worksize(nv, m);
+  size_t s0 = rank_screen_worksize(m);
   s1 = s1 > s0 ? s1 : s0;
   size_t s2 = cusp_contact_assemble_worksize(nv, m, r);
   size_t s3 = solve_lcp_bytes(N, opt);
+  size_t s4 = warm_worksize(nv, N);
   size_t scratch = s1 > s2 ? s1 : s2;
   scratch = scratch > s3 ? scratch : s3;
+  scratch = scratch > s4 ? scratch : s4;
   return bytes + CUSP_ALIGN(scratch);
 }
 
@@ -398,6 +615,18 @@ static void solve_fallback(mjtNum* z, mjtNum* w, mjtNum* zf, const mjtNum* z0, c
   info->iterations = iterations;
 }
 
+// the answer z (N) of contacts sel[0 .. k) into the caller's arrays (cleared before)
+static void scatter_answer(mjtNum* fn, mjtNum* beta, mjtNum* gamma, const mjtNum* z,
+                           const int* sel, int k, int r) {
+  int s = block_size(r);
+  for (int a = 0; a < k; a++) {
+    int i = sel[a];
+    fn[i] = z[a * s];
+    for (int t = 0; t < r; t++) beta[(size_t)i * r + t] = z[a * s + 1 + t];
+    if (r > 0 && gamma) gamma[i] = z[a * s + 1 + r];
+  }
+}
+
 cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* keep,
                                  cuspConditionInfo* info, const cuspContactLcp* c,
                                  const cuspConditionOptions* opt, void* work, size_t work_bytes) {
@@ -418,9 +647,12 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   }
   int nv = c->nv, m = c->m, r = c->r, s = block_size(r), Nfull = m * s;
   size_t nvv = (size_t)nv, NN = (size_t)(Nfull > 0 ? Nfull : 1);
+  size_t ncmax = (size_t)(m > 0 ? m : 1) * (size_t)(1 + r);
   char* p = (char*)work;
   mjtNum* L = (mjtNum*)p;  // (nv x nv) lower Cholesky factor of Meff
   p += CUSP_ALIGN(sizeof(mjtNum) * nvv * nvv);
+  mjtNum* G = (mjtNum*)p;  // (nv x m(1+r)) whitened rows L^-1 J^T (kept contacts first)
+  p += CUSP_ALIGN(sizeof(mjtNum) * nvv * ncmax);
   mjtNum* A0 = (mjtNum*)p;  // (N x N) reduced, unscaled, unregularised A
   mjtNum* A = A0 + NN * NN; // (N x N) conditioned A
   mjtNum* b0 = A + NN * NN; // (N)
@@ -452,11 +684,13 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
     cusp_contact_assemble(A0, Nfull, b0, c, L, NULL, m, scratch);
     info->rcond_before = normal_block_rcond(A0, Nfull, m, s, scratch);
   }
+  // every contact's rows whitened once: stage 1 reads the normals, assembly all of them
+  if (m > 0) whiten_rows(G, c, L, NULL, m);
   // stage 1: the Cholesky screening, the QR when a decision is close
   int k = m;
   if (opt->rank_select && m > 0) {
     int clear;
-    k = rank_screen(sel, &clear, L, c->Jn, c->bn, nv, m, opt->eps_rank, scratch);
+    k = rank_screen(sel, &clear, G, 1 + r, c->bn, nv, m, opt->eps_rank, scratch);
     if (!clear) {
       k = cusp_rank_select(sel, L, c->Jn, c->bn, nv, m, opt->eps_rank, scratch);
       info->rank_qr = 1;
@@ -471,6 +705,12 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   if (keep) {
     for (int i = 0; i < m; i++) keep[i] = 0;
     for (int a = 0; a < k; a++) keep[sel[a]] = 1;
+  }
+  // the kept contacts' whitened rows to the front (sel ascending: a block never moves back)
+  for (int a = 0; a < k; a++) {
+    if (sel[a] == a) continue;
+    memmove(G + (size_t)a * (1 + r) * nv, G + (size_t)sel[a] * (1 + r) * nv,
+            sizeof(mjtNum) * nvv * (size_t)(1 + r));
   }
   // warm start values of the kept contacts, then clear the outputs
   for (int a = 0; a < k; a++) {
@@ -490,19 +730,56 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
     info->lcp.seconds = cusp_now() - t0;
     return CUSP_LCP_SOLVED;
   }
-  cusp_contact_assemble(A0, N, b0, c, L, sel, k, scratch);
+  int ruiz = opt->ruiz && opt->ruiz_passes > 0 &&
+             !well_scaled(G, nv, k, r, opt->ruiz_skip_spread);
+  mjtNum eps_n = opt->tikhonov && opt->eps_w > 0 ? opt->eps_w : 0;
+  // the warm path (unscaled problems): the warm start, or its active-set solve, if it solves
+  if (!ruiz && opt->lcp.warm_start) {
+    mjtNum* wk = (mjtNum*)scratch;  // warm_worksize: (N^2 + 2N) polish, (nv) y
+    mjtNum* y = wk + (size_t)N * N + 2 * N;
+    int* iwk = (int*)((char*)scratch + CUSP_ALIGN(sizeof(mjtNum) * ((size_t)N * N + 2 * N + nvv)));
+    mjtNum res_orig;
+    warm_residual(w, &info->lcp, &res_orig, y, z, c, G, sel, k, eps_n);
+    int solved = info->lcp.residual <= opt->lcp.tol, polished = 0;
+    if (!solved) {
+      memcpy(zf, z, sizeof(mjtNum) * N);
+      if (warm_polish(zf, w, c, G, sel, k, eps_n, wk, iwk)) {
+        cuspLcpInfo trial = info->lcp;
+        mjtNum trial_orig;
+        warm_residual(w, &trial, &trial_orig, y, zf, c, G, sel, k, eps_n);
+        if (trial.residual <= opt->lcp.tol) {
+          memcpy(z, zf, sizeof(mjtNum) * N);
+          info->lcp = trial;
+          res_orig = trial_orig;
+          solved = polished = 1;
+        }
+      }
+    }
+    if (solved) {
+      info->lcp.status = CUSP_LCP_SOLVED;
+      info->lcp.message = "";
+      info->lcp.index = -1;
+      info->lcp.backend = "warm start";
+      info->lcp.iterations = polished;
+      info->residual_original = res_orig;
+      scatter_answer(fn, beta, gamma, z, sel, k, r);
+      info->lcp.seconds = cusp_now() - t0;
+      return CUSP_LCP_SOLVED;
+    }
+  }
+  assemble_whitened(A0, N, b0, c, G, sel, k, (mjtNum*)scratch);
   for (int j = 0; j < N; j++) memcpy(A + (size_t)j * N, A0 + (size_t)j * N, sizeof(mjtNum) * N);
   memcpy(b, b0, sizeof(mjtNum) * N);
   // stage 2, unless the problem is already equilibrated
-  if (opt->ruiz && opt->ruiz_passes > 0 && !well_scaled(A0, N, k, r, opt->ruiz_skip_spread)) {
+  if (ruiz) {
     cusp_ruiz(A, b, dr, dc, N, N, opt->ruiz_passes, w);  // w, z0 (2 N): free until the solve
     info->ruiz_applied = 1;
   } else {
     for (int i = 0; i < N; i++) dr[i] = dc[i] = 1;
   }
   // stage 3
-  if (opt->tikhonov && opt->eps_w > 0) {
-    for (int a = 0; a < k; a++) A[a * s + (size_t)(a * s) * N] += opt->eps_w;
+  if (eps_n > 0) {
+    for (int a = 0; a < k; a++) A[a * s + (size_t)(a * s) * N] += eps_n;
   }
   if (opt->estimate_condition) info->rcond_after = normal_block_rcond(A, N, k, s, scratch);
   // solve the conditioned problem z' = Dc^-1 z
@@ -513,10 +790,9 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   cuspLcpOptions lcp_opt = opt->lcp;
   lcp_opt.block = s;  // PGS sweeps contact by contact (the cone-slack row has a zero diagonal)
   memcpy(z0, z, sizeof(mjtNum) * N);
-  // a warm start that already solves the problem is the answer: no backend runs (a resting
-  // contact's impulses from the previous step usually do)
+  // a warm start that already solves the scaled problem is the answer: no backend runs
   int warm_solved = 0;
-  if (opt->lcp.warm_start) {
+  if (opt->lcp.warm_start && ruiz) {
     cusp_lcp_residual(w, &info->lcp, z, &prob);
     warm_solved = info->lcp.residual <= opt->lcp.tol;
   }
@@ -539,12 +815,7 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   cuspLcpInfo chk;
   cusp_lcp_residual(w, &chk, z, &orig);
   info->residual_original = chk.residual;
-  for (int a = 0; a < k; a++) {
-    int i = sel[a];
-    fn[i] = z[a * s];
-    for (int t = 0; t < r; t++) beta[(size_t)i * r + t] = z[a * s + 1 + t];
-    if (r > 0 && gamma) gamma[i] = z[a * s + 1 + r];
-  }
+  scatter_answer(fn, beta, gamma, z, sel, k, r);
   info->lcp.seconds = cusp_now() - t0;
   return info->lcp.status;
 }
