@@ -433,8 +433,9 @@ static mjtNum warm_entry(int i, int j, const cuspContactLcp* c, const mjtNum* G,
 
 // Semidefinite solve of M x = rhs (n x n, lower triangle read; M overwritten) by Cholesky with
 // diagonal pivoting: pivots below tol times the largest diagonal end the factorisation and their
-// unknowns are 0 (a basic solution, exact when rhs is in the range). Returns 0 if none is left.
-static int psd_solve(mjtNum* x, mjtNum* M, int n, mjtNum tol, int* perm) {
+// unknowns are 0 (a basic solution, exact when rhs is in the range). x (n): in rhs, out the
+// solution; y (n) scratch, perm (n). Returns 0 if no pivot is left.
+static int psd_solve(mjtNum* x, mjtNum* M, int n, mjtNum tol, mjtNum* y, int* perm) {
   mjtNum dmax = 0;
   for (int i = 0; i < n; i++) {
     perm[i] = i;
@@ -477,7 +478,6 @@ static int psd_solve(mjtNum* x, mjtNum* M, int n, mjtNum tol, int* perm) {
   }
   if (rank == 0) return 0;
   // solve L11 L11^T y = P^T rhs (first rank entries), the rest 0
-  mjtNum* y = M + (size_t)n * n;  // (n) scratch after M
   for (int i = 0; i < rank; i++) y[i] = x[perm[i]];
   for (int i = 0; i < rank; i++) {
     mjtNum v = y[i];
@@ -495,9 +495,9 @@ static int psd_solve(mjtNum* x, mjtNum* M, int n, mjtNum tol, int* perm) {
 }
 
 // One Newton step on the rows with z > 0 taken as equalities: A_SS dz_S = -w_S (w = A z + b at
-// z), the others kept at 0. A_SS by LU; when that is singular and every such row is a W row (a
-// sticking contact whose r friction impulses all carry: W_tt has rank 2), by a semidefinite
-// solve. Returns 1 and replaces z when the step keeps it nonnegative (the residual then decides);
+// z), the others kept at 0. When every such row is a W row (no sliding contact), A_SS is
+// symmetric semidefinite and is solved by pivoted Cholesky (singular when a sticking contact's
+// r friction impulses all carry: W_tt has rank 2); otherwise by LU. Returns 1 and replaces z when the step keeps it nonnegative (the residual then decides);
 // work: N^2 + 2N mjtNum, iwork: 2N int.
 static int warm_polish(mjtNum* z, const mjtNum* w, const cuspContactLcp* c, const mjtNum* G,
                        const int* sel, int k, mjtNum eps_n, mjtNum* work, int* iwork) {
@@ -512,26 +512,33 @@ static int warm_polish(mjtNum* z, const mjtNum* w, const cuspContactLcp* c, cons
   }
   if (ns == 0) return 0;
   mjtNum* M = work;                    // (ns x ns)
-  mjtNum* x = work + (size_t)ns * ns;  // (ns), then (ns) scratch of psd_solve
-  for (int bcol = 0; bcol < ns; bcol++) {
-    for (int a = 0; a < ns; a++) {
-      M[a + (size_t)bcol * ns] = warm_entry(S[a], S[bcol], c, G, sel, eps_n);
-    }
-  }
+  mjtNum* x = work + (size_t)ns * ns;  // (ns), then (ns) scratch for psd_solve
   for (int a = 0; a < ns; a++) x[a] = -w[S[a]];
-  int ok = cusp_dgetrf(M, ipiv, ns, ns, ns) == 0 &&
-           cusp_dgetrs(x, 'N', M, ipiv, ns, 1, ns, ns) == 0;
-  for (int a = 0; a < ns && ok; a++) ok = z[S[a]] + x[a] >= 0;
-  if (!ok && wrows) {
+  int ok;
+  if (wrows) {  // A_SS = W_SS (+ eps_n on normals): symmetric semidefinite
+    int nv = c->nv;
     for (int bcol = 0; bcol < ns; bcol++) {
+      int jb = S[bcol];
+      const mjtNum* gb = G + ((size_t)(jb / s) * (1 + r) + jb % s) * nv;
       for (int a = bcol; a < ns; a++) {
+        int ja = S[a];
+        const mjtNum* ga = G + ((size_t)(ja / s) * (1 + r) + ja % s) * nv;
+        mjtNum v = 0;
+        for (int l = 0; l < nv; l++) v += ga[l] * gb[l];
+        M[a + (size_t)bcol * ns] = v + (a == bcol && ja % s == 0 ? eps_n : 0);
+      }
+    }
+    ok = psd_solve(x, M, ns, 1e-12, x + ns, ipiv);
+  } else {
+    for (int bcol = 0; bcol < ns; bcol++) {
+      for (int a = 0; a < ns; a++) {
         M[a + (size_t)bcol * ns] = warm_entry(S[a], S[bcol], c, G, sel, eps_n);
       }
     }
-    for (int a = 0; a < ns; a++) x[a] = -w[S[a]];
-    ok = psd_solve(x, M, ns, 1e-12, ipiv);
-    for (int a = 0; a < ns && ok; a++) ok = z[S[a]] + x[a] >= 0;
+    ok = cusp_dgetrf(M, ipiv, ns, ns, ns) == 0 &&
+         cusp_dgetrs(x, 'N', M, ipiv, ns, 1, ns, ns) == 0;
   }
+  for (int a = 0; a < ns && ok; a++) ok = z[S[a]] + x[a] >= 0;
   if (!ok) return 0;
   for (int a = 0; a < ns; a++) z[S[a]] += x[a];
   return 1;
