@@ -391,6 +391,28 @@ TEST_F(Fault, FallbackOffAppliesTheFailedIterate) {
   EXPECT_LT(d_->qpos[2], kRest - 0.01);
 }
 
+// No false success in the plugin: PGS alone (fallback off) at a reachable tolerance but cut at
+// two sweeps, from cold starts. Every step whose solve did not reach the tolerance is published
+// with its status and counted, step by step; the steps that count are most of the contact steps
+// (two block sweeps do not settle the puck's three coupled contacts).
+TEST_F(Fault, PgsStoppedBeforeConvergenceIsCountedEveryStep) {
+  Load(Puck(1e-3, kRest + 0.002,
+            "<config key=\"solver\" value=\"pgs\"/><config key=\"max_iterations\" value=\"2\"/>"
+            "<config key=\"warm_start\" value=\"false\"/><config key=\"fallback\" value=\"false\"/>"));
+  int unsolved = 0, contact_steps = 0;
+  for (int i = 0; i < 500; i++) {
+    mjtNum before = State()[CUSP_STATE_SOLVER_FAILURES];
+    mj_step(m_, d_);
+    int failed = State()[CUSP_STATE_STATUS] != CUSP_LCP_SOLVED;
+    unsolved += failed;
+    contact_steps += State()[CUSP_STATE_NCONTACT] > 0;
+    EXPECT_EQ(State()[CUSP_STATE_SOLVER_FAILURES] - before, failed) << "step " << i;
+  }
+  EXPECT_TRUE(Finite());
+  EXPECT_GT(unsolved, contact_steps / 2);
+  EXPECT_EQ(State()[CUSP_STATE_SOLVER_FAILURES], unsolved);
+}
+
 // The patch path (MCP, FB Newton) forced to fail the same way on the pushing scene.
 TEST_F(Fault, PatchSolverForcedToFail) {
   char err[512];

@@ -816,6 +816,19 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
                    scratch_bytes);
     info->fell_back = 1;
   }
+  // no false success: whichever backend answered, its answer is checked here, on the problem it
+  // was given, against the tolerance (and a failure keeps the backend's own status)
+  if (!warm_solved) {
+    cuspLcpInfo chk = info->lcp;
+    cusp_lcp_residual(w, &chk, z, &prob);
+    info->lcp.residual = chk.residual;
+    info->lcp.siconos_error = chk.siconos_error;
+    info->lcp.complementarity = chk.complementarity;
+    if (info->lcp.status == CUSP_LCP_SOLVED && !(chk.residual <= opt->lcp.tol)) {
+      info->lcp.status = CUSP_LCP_NUMERICAL;
+      info->lcp.message = "final residual above tolerance";
+    }
+  }
   for (int i = 0; i < N; i++) z[i] *= dc[i];
   // what the unconditioned reduced problem says about the unscaled answer
   cuspLcpProblem orig = {N, A0, N, b0, NULL, NULL};

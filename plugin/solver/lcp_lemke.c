@@ -146,6 +146,8 @@ cuspLcpStatus cusp_lcp_lemke(mjtNum* z, mjtNum* w_out, cuspLcpInfo* info,
   int piv = 0;
   if (rmin < 0) {
     status = CUSP_LCP_SOLVED;  // q >= 0: z = 0
+  } else if (max_piv < 1) {
+    info->message = budget_binds ? "work budget reached" : "pivot limit reached";
   } else {
     memset(binv, 0, sizeof(mjtNum) * nn * nn);
     for (int i = 0; i < n; i++) {
