@@ -479,6 +479,39 @@ static void solve_patch_island(IslandResult* res, cuspStepWork* w, cuspDynamics*
   }
 }
 
+// Largest linearised penetration (m, >= 0) of disk contacts c0 .. c0 + n after the island's
+// correction du (w->g, reduced coordinates) applied over time hs (h, or h s for a correction scaled
+// by s): max over contacts of -(gap + hs Jn_r du), the geometry's distance at the new
+// configuration to first order.
+static mjtNum disk_penetration(const cuspStepWork* w, const cuspDynamics* dyn, int c0, int n,
+                               mjtNum hs) {
+  mjtNum pen = 0;
+  for (int i = 0; i < n; i++) {
+    mjtNum after = w->contacts[c0 + i].gap + hs * mju_dot(w->Jn_r + (size_t)i * dyn->nr, w->g,
+                                                            dyn->nr);
+    if (-after > pen) pen = -after;
+  }
+  return pen;
+}
+
+// Largest penetration (m, >= 0) of this step's disk contact pairs at d's current qpos: kinematics
+// there (the driver restores MuJoCo's arrays afterwards) and detection of every pair again.
+static mjtNum disk_penetration_at(cuspStepWork* w, const mjModel* m, mjData* d,
+                                  const cuspConfig* cfg) {
+  cuspContact probe[CUSP_MAX_DISK_POINTS];
+  mjtNum pen = 0;
+  mj_kinematics(m, d);
+  for (int i = 0; i < w->ncontact; i++) {
+    const cuspContact* c = w->contacts + i;
+    if (i > 0 && c->geom[0] == c[-1].geom[0] && c->geom[1] == c[-1].geom[1]) continue;  // pair done
+    int found = cusp_detect_disk(probe, m, d, c->geom[0], c->geom[1], cfg->margin);
+    for (int k = 0; k < found; k++) {
+      if (-probe[k].gap > pen) pen = -probe[k].gap;
+    }
+  }
+  return pen;
+}
+
 //---------------------------------- failed solves --------------------------------------------------
 
 // Kinetic energy (J) that pushing one penetrating normal row out needs at most: the row alone
@@ -731,7 +764,7 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
   warm_start(w);
   mju_zero(w->dv, nv);
   int failed = 0, worst = CUSP_LCP_SOLVED, iterations = 0, kept = 0, reduced = 0, fallbacks = 0;
-  mjtNum max_pen = 0, rcond_before = INFINITY, rcond_after = INFINITY;
+  mjtNum max_pen = 0, max_pen_patch = 0, rcond_before = INFINITY, rcond_after = INFINITY;
   for (int k = 0; k < ni; k++) {
     int ndof = w->isl.dofadr[k + 1] - w->isl.dofadr[k];
     const int* dofs = w->isl.dofs + w->isl.dofadr[k];
@@ -769,7 +802,6 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
     kept += res.kept;
     reduced += res.reduced;
     fallbacks += res.reduction_fallback;
-    if (res.max_pen > max_pen) max_pen = res.max_pen;
     if (!patches) {
       if (res.rcond_before < rcond_before) rcond_before = res.rcond_before;
       if (res.rcond_after < rcond_after) rcond_after = res.rcond_after;
@@ -777,7 +809,18 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
     if (res.status != CUSP_LCP_SOLVED) {
       failed++;
       worst = res.status;
-      limit_failed_correction(w, dyn, k, patches, m, d, cfg);
+      // the penetration published is that of the correction applied: a failed iterate scaled
+      // down (even to nothing) leaves the bodies where the scaled correction puts them
+      mjtNum s = limit_failed_correction(w, dyn, k, patches, m, d, cfg);
+      if (s < 1) {
+        res.max_pen = patches ? cusp_patch_penetration(&w->patch, dyn, w->dv, h)
+                              : disk_penetration(w, dyn, c0, nck, s * h);
+      }
+    }
+    if (patches) {
+      if (res.max_pen > max_pen_patch) max_pen_patch = res.max_pen;
+    } else if (res.max_pen > max_pen) {
+      max_pen = res.max_pen;
     }
   }
   // contacts on nothing movable (a disk of a static body) stay unloaded
@@ -786,6 +829,11 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
   // 7. correction of every island at once: v = v* + dv, q = q* (+) h dv
   mju_addTo(d->qvel, w->dv, nv);
   mj_integratePos(m, d->qpos, w->dv, h);
+  // a failed step's penetration is measured again where the bodies now are: its correction (a
+  // scaled failed iterate) can turn a disk far enough that the deepest point is none of the
+  // contact points detected at q*
+  if (failed && nc) max_pen = disk_penetration_at(w, m, d, cfg);
+  if (max_pen_patch > max_pen) max_pen = max_pen_patch;
 
   // 8. publish: one mode rule, counts, penetration, per-body observables
   int nmode[3] = {0, 0, 0};  // break, stick, slide (cuspContactMode)
