@@ -514,9 +514,40 @@ static int warm_polish(mjtNum* z, const mjtNum* w, const cuspContactLcp* c, cons
   mjtNum* M = work;                    // (ns x ns)
   mjtNum* x = work + (size_t)ns * ns;  // (ns), then (ns) scratch for psd_solve
   for (int a = 0; a < ns; a++) x[a] = -w[S[a]];
-  int ok;
-  if (wrows) {  // A_SS = W_SS (+ eps_n on normals): symmetric semidefinite
-    int nv = c->nv;
+  int ok, nv = c->nv;
+  size_t nvv = (size_t)nv;
+  if (wrows && ns > nv && (size_t)ns + 2 * nvv * nvv + 2 * nvv <= (size_t)N * N + 2 * (size_t)N) {
+    // W_SS = G_S^T G_S has rank <= nv < ns (a sticking contact's r friction impulses all carry):
+    // the step dz = G_S^T u with K u = y, K y = G_S x, K = G_S G_S^T (nv x nv) solves
+    // W_SS dz = x whenever x is in W_SS's range, at ns nv^2 / 2 instead of ns^2 nv / 2 + ns nv^2;
+    // eps_n is left out of the step (the residual check that follows includes it)
+    x = work;                     // (ns) the step, filled at the end
+    mjtNum* K = x + ns;           // (nv x nv) lower, then overwritten by its factor
+    mjtNum* K2 = K + nvv * nvv;   // (nv x nv) the same for the second solve
+    mjtNum* y = K2 + nvv * nvv;   // (nv)
+    mjtNum* scr = y + nvv;        // (nv)
+    for (size_t q = 0; q < nvv * nvv; q++) K[q] = 0;
+    for (int l = 0; l < nv; l++) y[l] = 0;
+    for (int a = 0; a < ns; a++) {
+      int ja = S[a];
+      const mjtNum* ga = G + ((size_t)(ja / s) * (1 + r) + ja % s) * nv;
+      mjtNum xa = -w[ja];
+      for (int j = 0; j < nv; j++) {
+        mjtNum gj = ga[j];
+        y[j] += gj * xa;
+        for (int i = j; i < nv; i++) K[i + (size_t)j * nv] += ga[i] * gj;
+      }
+    }
+    memcpy(K2, K, sizeof(mjtNum) * nvv * nvv);
+    ok = psd_solve(y, K, nv, 1e-12, scr, ipiv) && psd_solve(y, K2, nv, 1e-12, scr, ipiv);
+    for (int a = 0; a < ns && ok; a++) {
+      int ja = S[a];
+      const mjtNum* ga = G + ((size_t)(ja / s) * (1 + r) + ja % s) * nv;
+      mjtNum v = 0;
+      for (int l = 0; l < nv; l++) v += ga[l] * y[l];
+      x[a] = v;
+    }
+  } else if (wrows) {  // A_SS = W_SS (+ eps_n on normals): symmetric semidefinite
     for (int bcol = 0; bcol < ns; bcol++) {
       int jb = S[bcol];
       const mjtNum* gb = G + ((size_t)(jb / s) * (1 + r) + jb % s) * nv;
