@@ -228,8 +228,42 @@ static int rank_screen(int* sel, int* clear, const mjtNum* G, int stride, const 
 //---------------------------------- assembly ----------------------------------------------------
 
 size_t cusp_contact_assemble_worksize(int nv, int k, int r) {
-  size_t cols = (size_t)(k > 0 ? k : 1) * (size_t)(1 + r);
-  return CUSP_ALIGN(sizeof(mjtNum) * ((size_t)(nv > 0 ? nv : 1) * cols + cols * cols));
+  size_t cols = (size_t)(k > 0 ? k : 1) * (size_t)(1 + r), kk = (size_t)(k > 0 ? k : 1);
+  size_t nvv = (size_t)(nv > 0 ? nv : 1);
+  return CUSP_ALIGN(sizeof(mjtNum) * (nvv * cols + cols * cols + nvv * 3 * kk));
+}
+
+// 1 if the friction rows come as (t, o) rows and directions (condition.h, Jto and dirs)
+static int structured(const cuspContactLcp* c) { return c->r > 0 && c->Jto && c->dirs; }
+
+// Gw (nv x 3k): columns 3a, 3a + 1, 3a + 2 = L^-1 (normal, t, o rows of contact sel[a])
+static void whiten_structured(mjtNum* Gw, const cuspContactLcp* c, const mjtNum* L,
+                              const int* sel, int k) {
+  int nv = c->nv;
+  for (int a = 0; a < k; a++) {
+    int i = sel ? sel[a] : a;
+    memcpy(Gw + (size_t)3 * a * nv, c->Jn + (size_t)i * nv, sizeof(mjtNum) * nv);
+    memcpy(Gw + ((size_t)3 * a + 1) * nv, c->Jto + (size_t)2 * i * nv, sizeof(mjtNum) * 2 * nv);
+  }
+  cusp_dtrsm_lower_left(Gw, 'N', L, 1.0, nv, 3 * k, nv, nv);
+}
+
+// G (nv x k(1+r)) from Gw (nv x 3k): the normal column, and friction column t = dirs[2t] g_t +
+// dirs[2t+1] g_o (L^-1 is linear: the whitened friction rows)
+static void expand_whitened(mjtNum* G, const mjtNum* Gw, const cuspContactLcp* c, int k) {
+  int nv = c->nv, r = c->r;
+  for (int a = 0; a < k; a++) {
+    const mjtNum* gn = Gw + (size_t)3 * a * nv;
+    const mjtNum* gt = gn + nv;
+    const mjtNum* go = gt + nv;
+    mjtNum* col = G + (size_t)a * (1 + r) * nv;
+    memcpy(col, gn, sizeof(mjtNum) * nv);
+    for (int t = 0; t < r; t++) {
+      mjtNum ct = c->dirs[2 * t], st = c->dirs[2 * t + 1];
+      mjtNum* g = col + (size_t)(1 + t) * nv;
+      for (int l = 0; l < nv; l++) g[l] = ct * gt[l] + st * go[l];
+    }
+  }
 }
 
 // G (nv x k(1+r)): column a(1+r) + p = L^-1 (row p of contact sel[a]), p = 0 the normal row,
@@ -286,7 +320,13 @@ void cusp_contact_assemble(mjtNum* A, int lda, mjtNum* b, const cuspContactLcp* 
   int nc = k * (1 + c->r);
   mjtNum* G = (mjtNum*)work;               // (nv x nc) L^-1 J^T for the selected rows
   mjtNum* W = G + (size_t)c->nv * nc;      // (nc x nc) G^T G, lower triangle
-  whiten_rows(G, c, L, sel, k);
+  if (structured(c)) {
+    mjtNum* Gw = W + (size_t)nc * nc;      // (nv x 3k)
+    whiten_structured(Gw, c, L, sel, k);
+    expand_whitened(G, Gw, c, k);
+  } else {
+    whiten_rows(G, c, L, sel, k);
+  }
   assemble_whitened(A, lda, b, c, G, sel, k, W);
 }
 
@@ -356,6 +396,37 @@ static int well_scaled(const mjtNum* G, int nv, int k, int r, mjtNum spread) {
   return hi <= spread * lo;
 }
 
+// The same test from the whitened (normal, t, o) columns Gw (nv x 3k): friction diagonal t is
+// c^2 |g_t|^2 + 2 c s g_t.g_o + s^2 |g_o|^2 with (c, s) = dirs of t
+static int well_scaled_structured(const mjtNum* Gw, const mjtNum* dirs, int nv, int k, int r,
+                                  mjtNum spread) {
+  if (!(spread > 1)) return 0;
+  mjtNum lo = 1, hi = 1;
+  for (int a = 0; a < k; a++) {
+    const mjtNum* gn = Gw + (size_t)3 * a * nv;
+    const mjtNum* gt = gn + nv;
+    const mjtNum* go = gt + nv;
+    mjtNum nn = 0, tt = 0, to = 0, oo = 0;
+    for (int l = 0; l < nv; l++) {
+      nn += gn[l] * gn[l];
+      tt += gt[l] * gt[l];
+      to += gt[l] * go[l];
+      oo += go[l] * go[l];
+    }
+    if (!(nn > 0)) return 0;
+    lo = min_num(lo, nn);
+    hi = max_num(hi, nn);
+    for (int t = 0; t < r; t++) {
+      mjtNum c = dirs[2 * t], sn = dirs[2 * t + 1];
+      mjtNum v = c * c * tt + 2 * c * sn * to + sn * sn * oo;
+      if (!(v > 0)) return 0;
+      lo = min_num(lo, v);
+      hi = max_num(hi, v);
+    }
+  }
+  return hi <= spread * lo;
+}
+
 //---------------------------------- the warm path ----------------------------------------------
 // An unscaled problem (stage 2 skipped) is checked without forming A: w = G^T (G z) + b and the
 // cone rows cost 2 nv k (1+r) multiply-adds instead of the (k(1+r))^2 nv / 2 of W. A resting
@@ -364,37 +435,12 @@ static int well_scaled(const mjtNum* G, int nv, int k, int r, mjtNum spread) {
 
 // w (N) := A z + b of contacts sel[0 .. k) (A with eps_n added to the normal diagonal), and the
 // natural-map residuals of z with it (info) and without eps_n (*res_original). y: (nv) scratch.
-static void warm_residual(mjtNum* w, cuspLcpInfo* info, mjtNum* res_original, mjtNum* y,
-                          const mjtNum* z, const cuspContactLcp* c, const mjtNum* G,
-                          const int* sel, int k, mjtNum eps_n) {
-  int nv = c->nv, r = c->r, s = block_size(r);
-  for (int l = 0; l < nv; l++) y[l] = 0;
-  for (int a = 0; a < k; a++) {
-    for (int p = 0; p <= r; p++) {
-      mjtNum zp = z[a * s + p];
-      if (zp == 0) continue;
-      const mjtNum* g = G + ((size_t)a * (1 + r) + p) * nv;
-      for (int l = 0; l < nv; l++) y[l] += g[l] * zp;
-    }
-  }
-  mjtNum nat = 0, orig = 0, err2 = 0, q2 = 0, comp = 0;
-  for (int a = 0; a < k; a++) {
-    int i = sel[a], o = a * s;
-    for (int p = 0; p <= r; p++) {
-      const mjtNum* g = G + ((size_t)a * (1 + r) + p) * nv;
-      mjtNum v = 0;
-      for (int l = 0; l < nv; l++) v += g[l] * y[l];
-      mjtNum q = p == 0 ? c->bn[i] : c->bt[(size_t)i * r + p - 1];
-      w[o + p] = v + q + (p > 0 ? z[o + 1 + r] : 0);
-      q2 += q * q;
-    }
-    if (r > 0) {
-      mjtNum v = c->mu[i] * z[o];
-      for (int t = 0; t < r; t++) v -= z[o + 1 + t];
-      w[o + 1 + r] = v;
-    }
-  }
-  for (int i = 0; i < k * s; i++) {
+// The natural-map residuals of z (N) with w (N, in: A z + b without eps_n; out: with it), q2 the
+// squared norm of b: into info (with eps_n on the normal rows, block size s) and *res_original.
+static void warm_natural(mjtNum* w, cuspLcpInfo* info, mjtNum* res_original, const mjtNum* z,
+                         int N, int s, mjtNum q2, mjtNum eps_n) {
+  mjtNum nat = 0, orig = 0, err2 = 0, comp = 0;
+  for (int i = 0; i < N; i++) {
     int normal = i % s == 0;
     mjtNum wi = w[i] + (normal ? eps_n * z[i] : 0);
     mjtNum res = fabs(z[i] - max_num(0.0, z[i] - wi));
@@ -411,6 +457,90 @@ static void warm_residual(mjtNum* w, cuspLcpInfo* info, mjtNum* res_original, mj
   info->siconos_error = sqrt(err2) / (q2 > 0 ? sqrt(q2) : 1.0);
   info->complementarity = comp;
   *res_original = orig;
+}
+
+// w (N) := A z + b of contacts sel[0 .. k) (A with eps_n added to the normal diagonal), and the
+// natural-map residuals of z with it (info) and without eps_n (*res_original). G: the whitened
+// columns (nv x k(1+r)); y: (nv) scratch.
+static void warm_residual(mjtNum* w, cuspLcpInfo* info, mjtNum* res_original, mjtNum* y,
+                          const mjtNum* z, const cuspContactLcp* c, const mjtNum* G,
+                          const int* sel, int k, mjtNum eps_n) {
+  int nv = c->nv, r = c->r, s = block_size(r);
+  for (int l = 0; l < nv; l++) y[l] = 0;
+  for (int a = 0; a < k; a++) {
+    for (int p = 0; p <= r; p++) {
+      mjtNum zp = z[a * s + p];
+      if (zp == 0) continue;
+      const mjtNum* g = G + ((size_t)a * (1 + r) + p) * nv;
+      for (int l = 0; l < nv; l++) y[l] += g[l] * zp;
+    }
+  }
+  mjtNum q2 = 0;
+  for (int a = 0; a < k; a++) {
+    int i = sel[a], o = a * s;
+    for (int p = 0; p <= r; p++) {
+      const mjtNum* g = G + ((size_t)a * (1 + r) + p) * nv;
+      mjtNum v = 0;
+      for (int l = 0; l < nv; l++) v += g[l] * y[l];
+      mjtNum q = p == 0 ? c->bn[i] : c->bt[(size_t)i * r + p - 1];
+      w[o + p] = v + q + (p > 0 ? z[o + 1 + r] : 0);
+      q2 += q * q;
+    }
+    if (r > 0) {
+      mjtNum v = c->mu[i] * z[o];
+      for (int t = 0; t < r; t++) v -= z[o + 1 + t];
+      w[o + 1 + r] = v;
+    }
+  }
+  warm_natural(w, info, res_original, z, k * s, s, q2, eps_n);
+}
+
+// The same from the whitened (normal, t, o) columns Gw (nv x 3k): the friction impulses enter G z
+// as their resultants tau_t = sum_t c_t beta_t, tau_o = sum_t s_t beta_t, and row t of W z is
+// c_t (g_t . y) + s_t (g_o . y): 6 nv multiply-adds a contact instead of 2 (1 + r) nv.
+static void warm_residual_structured(mjtNum* w, cuspLcpInfo* info, mjtNum* res_original,
+                                     mjtNum* y, const mjtNum* z, const cuspContactLcp* c,
+                                     const mjtNum* Gw, const int* sel, int k, mjtNum eps_n) {
+  int nv = c->nv, r = c->r, s = block_size(r);
+  const mjtNum* dirs = c->dirs;
+  for (int l = 0; l < nv; l++) y[l] = 0;
+  for (int a = 0; a < k; a++) {
+    const mjtNum* zb = z + a * s;
+    mjtNum tau_t = 0, tau_o = 0;
+    for (int t = 0; t < r; t++) {
+      tau_t += dirs[2 * t] * zb[1 + t];
+      tau_o += dirs[2 * t + 1] * zb[1 + t];
+    }
+    const mjtNum* gn = Gw + (size_t)3 * a * nv;
+    const mjtNum* gt = gn + nv;
+    const mjtNum* go = gt + nv;
+    if (zb[0] == 0 && tau_t == 0 && tau_o == 0) continue;
+    for (int l = 0; l < nv; l++) y[l] += gn[l] * zb[0] + gt[l] * tau_t + go[l] * tau_o;
+  }
+  mjtNum q2 = 0;
+  for (int a = 0; a < k; a++) {
+    int i = sel[a], o = a * s;
+    const mjtNum* gn = Gw + (size_t)3 * a * nv;
+    const mjtNum* gt = gn + nv;
+    const mjtNum* go = gt + nv;
+    mjtNum pn = 0, pt = 0, po = 0;
+    for (int l = 0; l < nv; l++) {
+      pn += gn[l] * y[l];
+      pt += gt[l] * y[l];
+      po += go[l] * y[l];
+    }
+    w[o] = pn + c->bn[i];
+    q2 += c->bn[i] * c->bn[i];
+    mjtNum gamma = z[o + 1 + r], v = c->mu[i] * z[o];
+    for (int t = 0; t < r; t++) {
+      mjtNum q = c->bt[(size_t)i * r + t];
+      w[o + 1 + t] = dirs[2 * t] * pt + dirs[2 * t + 1] * po + q + gamma;
+      q2 += q * q;
+      v -= z[o + 1 + t];
+    }
+    w[o + 1 + r] = v;
+  }
+  warm_natural(w, info, res_original, z, k * s, s, q2, eps_n);
 }
 
 // Entry (i, j) of A (eps_n on the normal diagonal) of contacts sel[0 .. k) from G
@@ -613,6 +743,7 @@ size_t cusp_contact_worksize(int nv, int m, int r, const cuspConditionOptions* o
   size_t nc = (size_t)(m > 0 ? m : 1) * (size_t)(1 + r);
   size_t bytes = CUSP_ALIGN(sizeof(mjtNum) * nvv * nvv);                 // L
   bytes += CUSP_ALIGN(sizeof(mjtNum) * nvv * nc);                         // G
+  bytes += CUSP_ALIGN(sizeof(mjtNum) * nvv * 3 * (size_t)(m > 0 ? m : 1)); // Gw
   // A0, A, b, dr, dc, z, w, b0, z0, zf
   bytes += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 8 * NN));
   bytes += CUSP_ALIGN(sizeof(int) * (size_t)(m > 0 ? m : 1));             // sel
@@ -675,7 +806,8 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   info->residual_original = INFINITY;
   info->lcp.status = CUSP_LCP_BAD_INPUT;
   if (!c || c->nv <= 0 || c->m < 0 || c->r < 0 || !c->Meff || (c->m > 0 && (!c->Jn || !c->bn)) ||
-      (c->r > 0 && c->m > 0 && (!c->Jt || !c->mu || !c->bt || !beta))) {
+      (c->r > 0 && c->m > 0 &&
+       ((!c->Jt && !(c->Jto && c->dirs)) || !c->mu || !c->bt || !beta))) {
     info->lcp.message = "bad contact data (sizes or NULL arrays)";
     return info->lcp.status;
   }
@@ -691,6 +823,8 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   p += CUSP_ALIGN(sizeof(mjtNum) * nvv * nvv);
   mjtNum* G = (mjtNum*)p;  // (nv x m(1+r)) whitened rows L^-1 J^T (kept contacts first)
   p += CUSP_ALIGN(sizeof(mjtNum) * nvv * ncmax);
+  mjtNum* Gw = (mjtNum*)p;  // (nv x 3m) whitened (normal, t, o) rows when structured
+  p += CUSP_ALIGN(sizeof(mjtNum) * nvv * 3 * (size_t)(m > 0 ? m : 1));
   mjtNum* A0 = (mjtNum*)p;  // (N x N) reduced, unscaled, unregularised A
   mjtNum* A = A0 + NN * NN; // (N x N) conditioned A
   mjtNum* b0 = A + NN * NN; // (N)
@@ -722,13 +856,19 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
     cusp_contact_assemble(A0, Nfull, b0, c, L, NULL, m, scratch);
     info->rcond_before = normal_block_rcond(A0, Nfull, m, s, scratch);
   }
-  // every contact's rows whitened once: stage 1 reads the normals, assembly all of them
-  if (m > 0) whiten_rows(G, c, L, NULL, m);
+  // every contact's rows whitened once: stage 1 reads the normals, assembly all of them (given
+  // as t, o rows and directions: those 3 rows a contact, the r friction columns only if needed)
+  int st = structured(c), cw = st ? 3 : 1 + r;  // whitened columns a contact
+  mjtNum* Gc = st ? Gw : G;                     // (nv x m cw)
+  if (m > 0) {
+    if (st) whiten_structured(Gw, c, L, NULL, m);
+    else whiten_rows(G, c, L, NULL, m);
+  }
   // stage 1: the Cholesky screening, the QR when a decision is close
   int k = m;
   if (opt->rank_select && m > 0) {
     int clear;
-    k = rank_screen(sel, &clear, G, 1 + r, c->bn, nv, m, opt->eps_rank, scratch);
+    k = rank_screen(sel, &clear, Gc, cw, c->bn, nv, m, opt->eps_rank, scratch);
     if (!clear) {
       k = cusp_rank_select(sel, L, c->Jn, c->bn, nv, m, opt->eps_rank, scratch);
       info->rank_qr = 1;
@@ -747,8 +887,8 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   // the kept contacts' whitened rows to the front (sel ascending: a block never moves back)
   for (int a = 0; a < k; a++) {
     if (sel[a] == a) continue;
-    memmove(G + (size_t)a * (1 + r) * nv, G + (size_t)sel[a] * (1 + r) * nv,
-            sizeof(mjtNum) * nvv * (size_t)(1 + r));
+    memmove(Gc + (size_t)a * cw * nv, Gc + (size_t)sel[a] * cw * nv,
+            sizeof(mjtNum) * nvv * (size_t)cw);
   }
   // warm start values of the kept contacts, then clear the outputs
   for (int a = 0; a < k; a++) {
@@ -769,7 +909,9 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
     return CUSP_LCP_SOLVED;
   }
   int ruiz = opt->ruiz && opt->ruiz_passes > 0 &&
-             !well_scaled(G, nv, k, r, opt->ruiz_skip_spread);
+             !(st ? well_scaled_structured(Gw, c->dirs, nv, k, r, opt->ruiz_skip_spread)
+                  : well_scaled(G, nv, k, r, opt->ruiz_skip_spread));
+  int expanded = !st;  // G holds the kept contacts' 1 + r whitened columns
   mjtNum eps_n = opt->tikhonov && opt->eps_w > 0 ? opt->eps_w : 0;
   // the warm path (unscaled problems): the warm start, or its active-set solve, if it solves
   if (!ruiz && opt->lcp.warm_start) {
@@ -777,9 +919,12 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
     mjtNum* y = wk + (size_t)N * N + 2 * N;
     int* iwk = (int*)((char*)scratch + CUSP_ALIGN(sizeof(mjtNum) * ((size_t)N * N + 2 * N + nvv)));
     mjtNum res_orig;
-    warm_residual(w, &info->lcp, &res_orig, y, z, c, G, sel, k, eps_n);
+    if (st) warm_residual_structured(w, &info->lcp, &res_orig, y, z, c, Gw, sel, k, eps_n);
+    else warm_residual(w, &info->lcp, &res_orig, y, z, c, G, sel, k, eps_n);
     int solved = info->lcp.residual <= opt->lcp.tol, polished = 0;
     if (!solved) {
+      if (!expanded) expand_whitened(G, Gw, c, k);
+      expanded = 1;
       memcpy(zf, z, sizeof(mjtNum) * N);
       if (warm_polish(zf, w, c, G, sel, k, eps_n, wk, iwk)) {
         cuspLcpInfo trial = info->lcp;
@@ -805,6 +950,7 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
       return CUSP_LCP_SOLVED;
     }
   }
+  if (!expanded) expand_whitened(G, Gw, c, k);
   assemble_whitened(A0, N, b0, c, G, sel, k, (mjtNum*)scratch);
   for (int j = 0; j < N; j++) memcpy(A + (size_t)j * N, A0 + (size_t)j * N, sizeof(mjtNum) * N);
   memcpy(b, b0, sizeof(mjtNum) * N);

@@ -32,10 +32,16 @@ typedef struct cuspContactLcp_ {
   const mjtNum* Meff;   // (nv x nv) column-major: SPD effective inertia, or its lower Cholesky
   int meff_is_factor;   //   factor L (Meff = L L^T) when meff_is_factor != 0 (upper part ignored)
   const mjtNum* Jn;     // (m x nv) row-major: row i = normal Jacobian of contact i
-  const mjtNum* Jt;     // (m*r x nv) row-major: row i*r+k = d_k^T J_t,i (NULL if r = 0)
+  const mjtNum* Jt;     // (m*r x nv) row-major: row i*r+k = d_k^T J_t,i (NULL if r = 0, or if
+                        //   Jto and dirs give the rows instead)
   const mjtNum* mu;     // (m) friction coefficients (NULL if r = 0)
   const mjtNum* bn;     // (m) free normal velocity, gap stabilisation included
   const mjtNum* bt;     // (m*r) free tangential velocity along each direction (NULL if r = 0)
+  const mjtNum* Jto;    // (2m x nv) row-major, optional: rows 2i, 2i+1 = contact i's tangent rows
+                        //   t_i, o_i, where friction row (i,k) = dirs[2k] t_i + dirs[2k+1] o_i;
+                        //   with dirs, 3 rows a contact are whitened instead of 1 + r, and the
+                        //   warm path never forms the r friction columns (Jt may then be NULL)
+  const mjtNum* dirs;   // (2r) cos, sin of friction direction k in the (t, o) plane (with Jto)
 } cuspContactLcp;
 
 typedef struct cuspConditionOptions_ {
