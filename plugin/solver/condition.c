@@ -705,6 +705,84 @@ static int warm_polish(mjtNum* z, const mjtNum* w, const cuspContactLcp* c, cons
   return 1;
 }
 
+// warm_polish for a no-sliding active set larger than nv, from the whitened (normal, t, o)
+// columns Gw (nv x 3k): with S_a the active friction rows of contact a, W_SS's range term is
+// K = sum_a [g_n g_n^T (if fn active) + A g_t g_t^T + B (g_t g_o^T + g_o g_t^T) + C g_o g_o^T],
+// (A, B, C) = sums over S_a of (c^2, c s, s^2); a friction row's step is c (g_t . u) + s (g_o . u).
+// Returns -1 when the set does not qualify (the caller expands G and takes warm_polish), else as
+// warm_polish. work: 2 nv^2 + 3 nv mjtNum; iwork: nv int.
+static int warm_polish_structured(mjtNum* z, const mjtNum* w, const cuspContactLcp* c,
+                                  const mjtNum* Gw, int k, mjtNum* work, int* iwork) {
+  int nv = c->nv, r = c->r, s = block_size(r), N = k * s, ns = 0;
+  const mjtNum* dirs = c->dirs;
+  for (int i = 0; i < N; i++) {
+    if (z[i] > 0) {
+      if (i % s > r) return -1;  // a sliding contact: LU on A_SS
+      ns++;
+    }
+  }
+  size_t nvv = (size_t)nv;
+  if (ns <= nv || 2 * nvv * nvv + 2 * nvv > (size_t)N * N + 2 * (size_t)N) return -1;
+  mjtNum* K = work;             // (nv x nv) lower
+  mjtNum* K2 = K + nvv * nvv;   // (nv x nv)
+  mjtNum* y = K2 + nvv * nvv;   // (nv) G_S x, then u
+  mjtNum* scr = y + nvv;        // (nv)
+  for (size_t q = 0; q < nvv * nvv; q++) K[q] = 0;
+  for (int l = 0; l < nv; l++) y[l] = 0;
+  for (int a = 0; a < k; a++) {
+    const mjtNum* zb = z + a * s;
+    const mjtNum* wb = w + a * s;
+    const mjtNum* g[3] = {Gw + (size_t)3 * a * nv, Gw + ((size_t)3 * a + 1) * nv,
+                          Gw + ((size_t)3 * a + 2) * nv};
+    mjtNum coef[3][3] = {{0}}, xs[3] = {0, 0, 0};  // K's 3 x 3 weights over (n, t, o); G_S x
+    if (zb[0] > 0) {
+      coef[0][0] = 1;
+      xs[0] = -wb[0];
+    }
+    for (int t = 0; t < r; t++) {
+      if (!(zb[1 + t] > 0)) continue;
+      mjtNum ct = dirs[2 * t], st = dirs[2 * t + 1];
+      coef[1][1] += ct * ct;
+      coef[1][2] += ct * st;
+      coef[2][2] += st * st;
+      xs[1] -= ct * wb[1 + t];
+      xs[2] -= st * wb[1 + t];
+    }
+    coef[2][1] = coef[1][2];
+    for (int j = 0; j < nv; j++) {
+      for (int p = 0; p < 3; p++) y[j] += g[p][j] * xs[p];
+      for (int q = 0; q < 3; q++) {
+        mjtNum f = 0;
+        for (int p = 0; p < 3; p++) f += coef[p][q] * g[p][j];  // (coef g_j) of column q
+        if (f == 0) continue;
+        for (int i = j; i < nv; i++) K[i + (size_t)j * nv] += g[q][i] * f;
+      }
+    }
+  }
+  memcpy(K2, K, sizeof(mjtNum) * nvv * nvv);
+  if (!psd_solve(y, K, nv, 1e-12, scr, iwork) || !psd_solve(y, K2, nv, 1e-12, scr, iwork)) return 0;
+  // the step, row by row; applied only if every active row stays nonnegative
+  for (int pass = 0; pass < 2; pass++) {
+    for (int a = 0; a < k; a++) {
+      mjtNum* zb = z + a * s;
+      const mjtNum* gn = Gw + (size_t)3 * a * nv;
+      mjtNum pn = 0, pt = 0, po = 0;
+      for (int l = 0; l < nv; l++) {
+        pn += gn[l] * y[l];
+        pt += gn[nv + l] * y[l];
+        po += gn[2 * nv + l] * y[l];
+      }
+      for (int p = 0; p <= r; p++) {
+        if (!(zb[p] > 0)) continue;
+        mjtNum dz = p == 0 ? pn : dirs[2 * (p - 1)] * pt + dirs[2 * (p - 1) + 1] * po;
+        if (pass == 0 && !(zb[p] + dz >= 0)) return 0;
+        if (pass == 1) zb[p] += dz;
+      }
+    }
+  }
+  return 1;
+}
+
 static size_t warm_worksize(int nv, int N) {
   size_t NN = (size_t)(N > 0 ? N : 1), nvv = (size_t)(nv > 0 ? nv : 1);
   return CUSP_ALIGN(sizeof(mjtNum) * (NN * NN + 2 * NN + nvv)) + CUSP_ALIGN(sizeof(int) * 2 * NN);
@@ -923,13 +1001,18 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
     else warm_residual(w, &info->lcp, &res_orig, y, z, c, G, sel, k, eps_n);
     int solved = info->lcp.residual <= opt->lcp.tol, polished = 0;
     if (!solved) {
-      if (!expanded) expand_whitened(G, Gw, c, k);
-      expanded = 1;
       memcpy(zf, z, sizeof(mjtNum) * N);
-      if (warm_polish(zf, w, c, G, sel, k, eps_n, wk, iwk)) {
+      int stepped = st ? warm_polish_structured(zf, w, c, Gw, k, wk, iwk) : -1;
+      if (stepped < 0) {
+        if (!expanded) expand_whitened(G, Gw, c, k);
+        expanded = 1;
+        stepped = warm_polish(zf, w, c, G, sel, k, eps_n, wk, iwk);
+      }
+      if (stepped) {
         cuspLcpInfo trial = info->lcp;
         mjtNum trial_orig;
-        warm_residual(w, &trial, &trial_orig, y, zf, c, G, sel, k, eps_n);
+        if (st) warm_residual_structured(w, &trial, &trial_orig, y, zf, c, Gw, sel, k, eps_n);
+        else warm_residual(w, &trial, &trial_orig, y, zf, c, G, sel, k, eps_n);
         if (trial.residual <= opt->lcp.tol) {
           memcpy(z, zf, sizeof(mjtNum) * N);
           info->lcp = trial;
