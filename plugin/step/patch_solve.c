@@ -370,6 +370,14 @@ static void patch_prox(void* user, mjtNum rho, const mjtNum* anchor) {
 static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob,
                                     const cuspMcpOptions* opt) {
   int budget_binds = 0;
+  cuspMcpOptions o = *opt;
+  if (o.work_budget >= 0) {
+    // a rigid island's budget is at least 50 dense Newton steps of its own size (a 64-box stack:
+    // 448 unknowns, 3e7 work units a step, would otherwise get none of the default 1e7)
+    mjtNum base = o.work_budget > 0 ? o.work_budget : CUSP_SOLVE_WORK_BUDGET;
+    o.work_budget = fmax(base, 50 * cusp_solve_iteration_cost(CUSP_ITER_NEWTON, w->nz, 0));
+  }
+  opt = &o;
   cuspMcpProxOptions po = cusp_mcp_proximal_default_options();
   po.max_iterations = cusp_solve_iteration_cap(&budget_binds, opt->max_iter, opt->work_budget,
                                                CUSP_ITER_NEWTON, w->nz, 0);
