@@ -325,7 +325,7 @@ int main(int argc, char** argv) {
             have_siconos ? "4.4 (Debian libsiconos-numerics-dev)" : "not found",
             blas_single ? "threaded OpenBLAS set to one thread" : "single-threaded BLAS");
     fprintf(g_md, "Counterparts: lemke <-> SICONOS_LCP_LEMKE, pgs <-> SICONOS_LCP_PGS, fbnewton <-> "
-            "SICONOS_LCP_NEWTON_FB_FBLSA. `contact-rK-N`: CUSP friction LCP (eqs 10-13) with K "
+            "SICONOS_LCP_NEWTON_FB_FBLSA. `contact-rK-N`: friction LCP of [CUSP] eqs. (10)-(13) (docs/references.md) with K "
             "directions, Ruiz + Tikhonov applied; PGS cannot run on it (zero cone-slack diagonal) "
             "in either library. `frictionless-N`: normal rows only.\n\n");
     fprintf(g_md, "| problem | n | backend | cusp ms | cusp it | cusp residual | Siconos ms | "

@@ -1,5 +1,5 @@
 // What cusp cannot do right is refused at load with one line naming the key, the value and the
-// reason (issue 13): a heightfield as environment of disks or patch bodies (listed, or reached
+// reason: a heightfield as environment of disks or patch bodies (listed, or reached
 // through an empty `environment`), an environment entry that does nothing (a disk, a geom of a
 // registered body, a geom only its own body's disk could touch), a `limit_surface` entry for a body
 // not in `bodies`, listed twice or out of range (-1e300), and values of any length (no silent cut

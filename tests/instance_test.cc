@@ -1,4 +1,4 @@
-// Ownership of the per-mjData instance (plugin/instance.h, issue 13): d->plugin_data is a raw
+// Ownership of the per-mjData instance (plugin/instance.h): d->plugin_data is a raw
 // pointer that copies of an mjData carry as bytes. mj_copyData gives the copy its own instance with
 // the source's history (both then step bitwise alike); a plugin_data overwritten with another
 // mjData's pointer (what Python's unpickling does) or with garbage is repaired, never read, never

@@ -1,4 +1,4 @@
-// Scene fuzzer (issue 13): seeded random MJCF scenes of the kinds users build, run through the
+// Scene fuzzer: seeded random MJCF scenes of the kinds users build, run through the
 // cusp.contact plugin with checks that need no reference answer. Shared by the bounded CI run
 // (tests/scene_fuzz_test.cc, ASan + UBSan in scripts/test) and the long run (bench/scene_fuzz,
 // bench/scene_fuzz_run.cc, one forked child per scene).

@@ -1,4 +1,4 @@
-// The scene fuzzer's bounded CI run (tests/scene_fuzz.h; issue 13), under ASan + UBSan in
+// The scene fuzzer's bounded CI run (tests/scene_fuzz.h), under ASan + UBSan in
 // scripts/test: a fixed range of seeds, each scene stepped a bounded number of steps. Fails on a
 // signal or a sanitizer report (the process dies), a hang (a scene over its wall-time budget, or
 // a step that never returns: the watchdog aborts naming the seed), a non-finite state or a MuJoCo

@@ -1,4 +1,4 @@
-// The work budget of one solver run (plugin/solver/lcp.h, issue 13): no configuration in range
+// The work budget of one solver run (plugin/solver/lcp.h): no configuration in range
 // can make a step run for long. tolerance = 1e-16 with max_iterations = 1e6 once spent 1e6 Newton
 // steps in one step of a pushed box (over 120 s for 100 steps of a scene); now each run stops at
 // its budget, the step is counted as failed, and the simulation goes on. Counts, not wall time,

@@ -1,4 +1,4 @@
-"""`cusp-mjcf expand --stock` is cusp.stock_twin (one implementation, issue 15): registered patch
+"""`cusp-mjcf expand --stock` is cusp.stock_twin (one implementation): registered patch
 bodies collide in the written twin (the box of a pushing scene no longer falls through the
 floor) and the file loads in MuJoCo without libcusp.so."""
 import os

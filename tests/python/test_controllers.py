@@ -1,4 +1,4 @@
-"""Controllers everywhere (issue 15): a Python ctrl(model, data) drives cusp.run, python -m cusp
+"""Controllers everywhere: a Python ctrl(model, data) drives cusp.run, python -m cusp
 run --control, compare, render and a hand-written loop identically; the passive-viewer helper;
 the command line's one-line errors."""
 import csv

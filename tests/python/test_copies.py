@@ -1,4 +1,4 @@
-"""Copies of a cusp MjData (issue 13): copy.copy, copy.deepcopy, mj_copyData and pickle.
+"""Copies of a cusp MjData: copy.copy, copy.deepcopy, mj_copyData and pickle.
 
 MuJoCo's bindings copy d.plugin_data, the raw pointer to the plugin's per-mjData instance, as bytes:
 unpickling writes the original's pointer (or another process's) over the instance mj_makeData had

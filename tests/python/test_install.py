@@ -1,4 +1,4 @@
-"""cusp as a MuJoCo user installs it (issue 15): `pip install <checkout>` into a fresh venv outside
+"""cusp as a MuJoCo user installs it: `pip install <checkout>` into a fresh venv outside
 the repository (pip reaches PyPI for mujoco, numpy, matplotlib and the build backend), then plain
 `import mujoco` finds cusp.contact through the `mujoco.plugins` entry point, from any directory,
 in either import order, headless rendering included; `python -m mujoco.viewer` (a screenshot)

@@ -1,4 +1,4 @@
-"""solver = ncpsmooth (the smoothed-NCP Newton backend, issue 16) in the plugin, alone (fallback
+"""solver = ncpsmooth (the smoothed-NCP Newton backend) in the plugin, alone (fallback
 off): every contact step solved, and the same motion as FB Newton, which solves the same
 conditioned LCPs to the same tolerance (1e-10): free-body positions within 1e-6 m, the same
 maximum penetration within 1e-9 m, no one-step energy gain above 1e-9 J (both measured at about

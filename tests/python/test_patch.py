@@ -1,4 +1,4 @@
-"""Patch contact (issue 6): ECP + ellipsoidal limit surface, against analytic or independent
+"""Patch contact: ECP + ellipsoidal limit surface, against analytic or independent
 results. Impulses are published per registered body after the instance's counters
 (Ln, Lt, Lo, Lr, s, rho_t, rho_r, ecp_x, ecp_y, ecp_z, mode)."""
 import ctypes

@@ -1,4 +1,4 @@
-"""Patch contact scenes of issue 6 (mjcf/push_table.xml, push_dumbbell.xml, push_chain.xml,
+"""Patch contact scenes (mjcf/push_table.xml, push_dumbbell.xml, push_chain.xml,
 block_incline.xml, disk_spin.xml, disk_slide_spin.xml) and patches against faces of other
 registered bodies (box on box) and convex-mesh bodies, with physical assertions. Observables are
 read from d.plugin_state: the counters (cusp.slot_names()), then 11 slots per registered body (patch.h)."""

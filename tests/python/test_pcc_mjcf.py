@@ -175,7 +175,7 @@ def test_actuated_section_reaches_stiffness_curvature(pcc_lib, force):
 
 
 # ---- the lean realisation (realisation="lean": 3 joints per segment, the bend at the segment
-# midpoint; issue 16). The closed form is the same; tolerances are this realisation's own and
+# midpoint). The closed form is the same; tolerances are this realisation's own and
 # are stated against the measured errors (90 deg sections, 200 random states).
 
 def lean_scene(disks=6, nsection=1, gravity="0 0 0"):

@@ -1,4 +1,4 @@
-"""Pictures (issue 7): cusp's markers follow MuJoCo's visual flags, the offscreen renderer and the
+"""Pictures: cusp's markers follow MuJoCo's visual flags, the offscreen renderer and the
 real viewer (under Xvfb) show them in their colours, and `python -m cusp compare|render` write
 their files. Screenshots are kept in build/test-artifacts/."""
 import os

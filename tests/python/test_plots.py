@@ -1,4 +1,4 @@
-"""Comparison plots (issue 15): trajectories told apart by axis colour (never a mode colour) and
+"""Comparison plots: trajectories told apart by axis colour (never a mode colour) and
 by run line style; a scene without free bodies gets no empty trajectory panel and no warning;
 the summary shows the largest one-step energy gain."""
 import warnings

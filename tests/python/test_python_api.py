@@ -1,4 +1,4 @@
-"""Python API (issue 7): cusp.contacts() against independent numbers, per-mjData threads through
+"""Python API: cusp.contacts() against independent numbers, per-mjData threads through
 mujoco.rollout equal to sequential stepping, run()'s columns equal cusp-sim's CSV."""
 import pathlib
 import subprocess

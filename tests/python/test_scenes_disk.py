@@ -1,4 +1,4 @@
-"""CUSP scenarios A and B with the full conditioning pipeline (issue 5, tests for the scenes).
+"""CUSP scenarios A and B with the full conditioning pipeline (tests for the scenes).
 
 Checks, with the scenes' own integrator (Euler, h = 1e-4 s) and default config (all three
 conditioning stages, chain backend):

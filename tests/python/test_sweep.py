@@ -1,4 +1,4 @@
-"""python -m cusp sweep (issue 15): the grid, and runs on a local Ray that give bench/ablation's
+"""python -m cusp sweep: the grid, and runs on a local Ray that give bench/ablation's
 numbers for the same jobs (bench/ablation runs build/cusp-sim on a copy of the scene with the
 integrator and time step substituted; the sweep sets them on the MjSpec in a Ray worker)."""
 import importlib.machinery
