@@ -56,6 +56,4 @@ TEST(LcpFbNewton, TooSmallWorkspaceIsBadInput) {
   EXPECT_EQ(cusp_lcp_fbnewton(z.data(), w.data(), &info, &p, &opt, work, sizeof(work)),
             CUSP_LCP_BAD_INPUT);
 }
-TEST(LcpFbNewton, UnconvergedRunFails) { ExpectUnconvergedRunFails("fbnewton"); }
-
 }  // namespace

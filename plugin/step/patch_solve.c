@@ -749,26 +749,17 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   mju_zero(du, nr);
   for (int r = 0; r < nrows; r++) mju_addToScl(du, w->X + (size_t)r * nr, w->p[r], nr);
   cusp_dynamics_expand(dv, dyn, du);
-  *max_pen = cusp_patch_penetration(w, dyn, dv, h);
-  return status;
-}
-
-mjtNum cusp_patch_penetration(cuspPatchWork* w, const cuspDynamics* dyn, const mjtNum* dv,
-                              mjtNum h) {
   // linearised gaps after the correction: g + h J dv at every vertex (island rows)
-  int nv = dyn->nv;
-  mjtNum* vloc = w->dv;  // (nv)
-  mjtNum pen = 0;
   cusp_dynamics_gather(vloc, dyn, dv);
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
     for (int k = 0; k < P->nvert; k++) {
       const mjtNum* row = w->J + (size_t)(w->row_of[i] + k) * nv;
       mjtNum after = P->gap[k] + h * mju_dot(row, vloc, nv);
-      if (-after > pen) pen = -after;
+      if (-after > *max_pen) *max_pen = -after;
     }
   }
-  return pen;
+  return status;
 }
 
 void cusp_patch_publish_bodies(mjtNum* slots, const cuspPatchWork* w, const cuspConfig* cfg) {
