@@ -372,10 +372,11 @@ static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob
   int budget_binds = 0;
   cuspMcpOptions o = *opt;
   if (o.work_budget >= 0) {
-    // a rigid island's budget is at least 50 dense Newton steps of its own size (a 64-box stack:
-    // 448 unknowns, 3e7 work units a step, would otherwise get none of the default 1e7)
+    // a rigid island's budget is at least 200 dense Newton steps of its own size, what its
+    // solve may need on a hyperstatic island, whatever the default budget alone would allow
+    // (1e7 work units: less than one step of a 64-box stack's 448 unknowns)
     mjtNum base = o.work_budget > 0 ? o.work_budget : CUSP_SOLVE_WORK_BUDGET;
-    o.work_budget = fmax(base, 50 * cusp_solve_iteration_cost(CUSP_ITER_NEWTON, w->nz, 0));
+    o.work_budget = fmax(base, 200 * cusp_solve_iteration_cost(CUSP_ITER_NEWTON, w->nz, 0));
   }
   opt = &o;
   cuspMcpProxOptions po = cusp_mcp_proximal_default_options();
