@@ -125,8 +125,8 @@ static void effective_inertia(mjtNum* Meff, const cuspDynamics* dyn, const mjMod
   }
 }
 
-// active equality rows of time t acting on the island into E (row-major, island columns);
-// returns their count
+// active equality rows of time t acting on the island: the compliant ones added to Meff, the
+// others into E (row-major, island columns); returns the count of the latter
 static int equality_rows(mjtNum* E, int ne_max, cuspDynamics* dyn, const mjModel* m,
                          const mjData* d) {
   int nv = dyn->nv, nvm = m->nv, ne = 0, sparse = mj_isSparse(m);
@@ -151,6 +151,15 @@ static int equality_rows(mjtNum* E, int ne_max, cuspDynamics* dyn, const mjModel
         row[b] = Ji[dyn->dofs[b]];
         hit |= row[b] != 0;
       }
+    }
+    if (hit && dyn->eq_compliant && dyn->eq_compliant[d->efc_id[i]]) {
+      // a soft row of the object's own constraint: Meff += D row row^T (row not kept in E)
+      mjtNum D = d->efc_D[i];
+      for (int a = 0; a < nv; a++) {
+        if (row[a] == 0) continue;
+        for (int b = 0; b < nv; b++) dyn->Meff[a * nv + b] += D * row[a] * row[b];
+      }
+      continue;
     }
     if (hit) {
       dyn->driven[ne] = (unsigned char)mocap_driven(m, d->efc_id[i]);
@@ -225,6 +234,7 @@ int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d, c
   if (ndof > dyn->cap) {
     cuspDynamics bigger;
     if (cusp_dynamics_init(&bigger, m, ndof)) return -2;
+    bigger.eq_compliant = dyn->eq_compliant;
     cusp_dynamics_free(dyn);
     *dyn = bigger;
   }

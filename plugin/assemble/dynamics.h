@@ -2,7 +2,11 @@
 //   effective inertia  Meff = the matrix MuJoCo's integrator used for the free step
 //                      (Euler: M + h diag(dof_damping); implicitfast/implicit: M - h qDeriv, the
 //                      matrix MuJoCo factors, symmetrised; RK4: M), at time t as the integrator did;
-//   active equality constraints E dv = 0 condensed: dv = N du with N (nv x nr) an orthonormal
+//                      plus Je^T D Je for the compliant equality rows Je (eq_compliant: those on a
+//                      registered rigid object), D = MuJoCo's efc_D (N/(m/s^2) in the row's units):
+//                      the soft constraint's own response, as MuJoCo's solver weighs it, so that a
+//                      weld holding the object yields to a contact as it would to a force;
+//   the other active equality constraints E dv = 0 condensed: dv = N du with N (nv x nr) an orthonormal
 //                      basis of null(E), so a correction never breaks e.g. the PCC joint ties;
 //   reduced inertia    Mr = N^T Meff N = L L^T (nr x nr).
 // A contact with full Jacobian rows J (k x nv) acts through Jr = J N (k x nr); an impulse p (k)
@@ -39,6 +43,8 @@ typedef struct cuspDynamics_ {
   mjtNum* proj;     // scratch of the projection with driven rows (NULL: the model has none)
   mjtNum* scratch;  // (nv x nv + 2 nv + ne_max nv)
   int basis_updates;// how many times N was recomputed (E changed)
+  const unsigned char* eq_compliant;  // (neq) borrowed, NULL: none; 1: the equality's rows enter
+                                      // Meff as Je^T D Je instead of E
 } cuspDynamics;
 
 // Allocate for up to cap dofs of model m (at init, or when an island outgrows the buffers).

@@ -4,6 +4,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+// 1 if body b is a registered patch body or welded to one (no joint between them)
+static int object_body(const cuspParams* p, const mjModel* m, int b) {
+  return b > 0 && p->patch_of_body[m->body_weldid[b]] >= 0;
+}
+
+// 1 if equality e acts on a registered object: a weld or connect naming one of its bodies (or a
+// site on one), a joint equality naming one of its joints
+static int equality_on_object(const cuspParams* p, const mjModel* m, int e) {
+  int obj[2] = {m->eq_obj1id[e], m->eq_obj2id[e]};
+  for (int k = 0; k < 2; k++) {
+    int o = obj[k], b = -1;
+    if (o < 0) continue;
+    switch (m->eq_type[e]) {
+      case mjEQ_WELD:
+      case mjEQ_CONNECT: b = m->eq_objtype[e] == mjOBJ_SITE ? m->site_bodyid[o] : o; break;
+      case mjEQ_JOINT: b = m->jnt_bodyid[o]; break;
+      default: break;  // tendon and flex equalities stay hard ties
+    }
+    if (b >= 0 && object_body(p, m, b)) return 1;
+  }
+  return 0;
+}
+
 int cusp_params_init(cuspParams* p, const cuspConfig* cfg, const mjModel* m) {
   memset(p, 0, sizeof(*p));
   p->self_contact_neighbours = cfg->self_contact_neighbours;
@@ -15,8 +38,9 @@ int cusp_params_init(cuspParams* p, const cuspConfig* cfg, const mjModel* m) {
   p->body_depth = (int*)calloc((size_t)m->nbody + 1, sizeof(int));
   p->disk_depth = (int*)calloc((size_t)m->nbody + 1, sizeof(int));
   p->disk_body = (unsigned char*)calloc((size_t)m->nbody + 1, 1);
+  p->eq_compliant = (unsigned char*)calloc((size_t)m->neq + 1, 1);
   if (!p->disk_of_geom || !p->patch_of_body || !p->object_of_geom || !p->obstacle ||
-      !p->body_depth || !p->disk_depth || !p->disk_body) {
+      !p->body_depth || !p->disk_depth || !p->disk_body || !p->eq_compliant) {
     cusp_params_free(p);
     return -1;
   }
@@ -51,6 +75,7 @@ int cusp_params_init(cuspParams* p, const cuspConfig* cfg, const mjModel* m) {
     int g = cfg->environment_geoms[i];
     if (p->disk_of_geom[g] < 0) p->obstacle[g] = 1;
   }
+  for (int e = 0; e < m->neq; e++) p->eq_compliant[e] = (unsigned char)equality_on_object(p, m, e);
   return 0;
 }
 
@@ -58,6 +83,7 @@ void cusp_params_free(cuspParams* p) {
   free(p->disk_of_geom);
   free(p->patch_of_body);
   free(p->object_of_geom);
+  free(p->eq_compliant);
   free(p->obstacle);
   free(p->body_depth);
   free(p->disk_depth);

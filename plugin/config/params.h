@@ -23,6 +23,10 @@ typedef struct cuspParams_ {
   int* disk_depth;         // (nbody) bodies carrying a registered disk on the path world..body
   unsigned char* disk_body;// (nbody) 1: the body carries a registered disk
   int self_contact_neighbours;  // config key: disks of one robot touch beyond this many apart
+  unsigned char* eq_compliant;  // (neq) 1: an equality acting on a registered patch body (a weld or
+                                // connect to a mocap body, the world or another body; a joint
+                                // equality of its joints): its rows stay MuJoCo's soft constraint
+                                // in the contact correction (assemble/dynamics.h), not a hard tie
 } cuspParams;
 
 int cusp_params_init(cuspParams* p, const cuspConfig* cfg, const mjModel* m);

@@ -212,7 +212,10 @@ static cuspDynamics* island_dynamics(cuspStepWork* w, const mjModel* m, int k, i
     for (int i = w->ndyn; i < n; i++) memset(w->dyn + i, 0, sizeof(cuspDynamics));
     w->ndyn = n;
   }
-  if (!w->dyn[k].dofs && cusp_dynamics_init(w->dyn + k, m, ndof)) return NULL;
+  if (!w->dyn[k].dofs) {
+    if (cusp_dynamics_init(w->dyn + k, m, ndof)) return NULL;
+    w->dyn[k].eq_compliant = w->params.eq_compliant;
+  }
   return w->dyn + k;
 }
 
@@ -744,10 +747,20 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
     if (rc || dyn->nr == 0) {
       // rc: Mr not positive definite (a failure); nr == 0: every dof held by equalities (a tool
       // welded to a mocap body), no impulse can move anything and the step is MuJoCo's alone
+      // nothing moves: the penetration reported is the geometry's at q*, where the step ends
       unload(w->contacts + c0, nck);
-      for (int i = c0; i < c0 + nck; i++) w->fn[i] = w->gamma[i] = 0;
+      for (int i = c0; i < c0 + nck; i++) {
+        w->fn[i] = w->gamma[i] = 0;
+        if (-w->contacts[i].gap > max_pen) max_pen = -w->contacts[i].gap;
+      }
       if (patches) {
-        for (int i = p0; i < p0 + npk; i++) w->patch.set.patch[i].Ln = 0;
+        for (int i = p0; i < p0 + npk; i++) {
+          cuspPatch* P = w->patch.set.patch + i;
+          P->Ln = 0;
+          for (int v = 0; v < P->nvert; v++) {
+            if (-P->gap[v] > max_pen) max_pen = -P->gap[v];
+          }
+        }
       }
       if (rc) {
         failed++;

@@ -204,3 +204,112 @@ def test_links_of_one_object_obey_the_parent_filter(flag, exclude, touch):
     assert (("lower", "upper") in between) == touch
     ms, ds, _, _ = run(LINKS.format(flag=flag, exclude=exclude), 20, stock=True)
     assert (ds.ncon > 0) == touch  # as MuJoCo decides for the same pair
+
+
+# ---------------------------------- held objects: equality constraints -------------------------
+
+# a registered box resting on the floor, held by a weld (MuJoCo's soft equality) to a mocap hand
+# 0.42 m away or to the world; relpose None: the weld holds the pose the box starts in, else the
+# weld's target lies 2 cm below it (a weld that pulls the box into the floor)
+HELD = """
+<mujoco>
+  <option timestep="0.002" integrator="{integrator}"/>
+  <extension><plugin plugin="cusp.contact"><instance name="cusp">
+    <config key="bodies" value="box"/>
+  </instance></plugin></extension>
+  <worldbody>
+    <geom name="floor" type="plane" size="2 2 0.1" friction="0.5"/>
+    <body name="hand" mocap="true" pos="0.42 0 0.05"/>
+    <body name="box" pos="0 0 0.05">
+      <freejoint/>
+      <geom name="box" type="box" size="0.05 0.05 0.05" mass="1" contype="0" conaffinity="0"
+            friction="0.5"/>
+    </body>
+  </worldbody>
+  <equality><weld body1="{holder}" body2="box" {relpose}/></equality>
+</mujoco>"""
+MASS, HALF = 1.0, 0.05  # kg, m: the held box
+
+
+def held_run(xml, steps, stock=False, drive=None):
+    """Step a held-box scene; returns (model, data, lowest box height (m), largest one-step gain of
+    kinetic + potential energy (J), largest reported penetration (m))."""
+    spec = cusp.load_spec(mujoco.MjSpec.from_string(xml), stock=stock)
+    m = spec.compile()
+    d = mujoco.MjData(m)
+    zmin, gain, pen, energy = np.inf, -np.inf, 0.0, None
+    for _ in range(steps):
+        if drive:
+            drive(d)
+        mujoco.mj_step(m, d)
+        zmin = min(zmin, d.qpos[2])
+        mujoco.mj_energyPos(m, d)
+        mujoco.mj_energyVel(m, d)
+        e = d.energy.sum()
+        if energy is not None:
+            gain = max(gain, e - energy)
+        energy = e
+        if not stock:
+            pen = max(pen, d.plugin_state[m.plugin_stateadr[0] + PEN])
+    return m, d, zmin, gain, pen
+
+
+def floor_gap(m, d):
+    return distances(m, d, ["box"], "floor")[0]
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+@pytest.mark.parametrize("holder", ["hand", "world"])
+def test_a_box_held_by_a_weld_rests_on_the_floor(integrator, holder):
+    # the weld holds the box where it rests: the floor carries its weight (the soft weld's force
+    # is zero at zero error), the box neither sinks nor drifts, as in the stock twin
+    xml = HELD.format(integrator=integrator, holder=holder, relpose="")
+    m, d, zmin, gain, pen = held_run(xml, 500)
+    assert d.plugin_state[m.plugin_stateadr[0] + FAILURES] == 0
+    assert pen <= 1e-4 and floor_gap(m, d) >= -1e-4
+    assert zmin >= HALF - 1e-4
+    assert gain <= 1e-6  # J: nothing gains energy
+    ms, ds, _, _, _ = held_run(xml, 500, stock=True)
+    assert d.qpos[2] == pytest.approx(ds.qpos[2], abs=1e-3)
+    # the floor's impulses are published and carry the weight: sum = m g h within 1 %. Under RK4
+    # the free step's later stages see the box falling and the weld answering, so the weld's stage
+    # forces carry part of the step's weight (measured 9 %): the floor carries 85-100 % of it.
+    c = cusp.contacts(m, d)
+    weight = MASS * 9.81 * m.opt.timestep  # N s a step
+    if integrator == "RK4":
+        assert 0.85 * weight <= c.impulse[:, 0].sum() <= weight * (1 + 1e-6)
+    else:
+        assert c.impulse[:, 0].sum() == pytest.approx(weight, rel=1e-2)
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_a_weld_pulling_a_box_into_the_floor_is_resisted(integrator):
+    # the weld's target is 2 cm below the resting pose: the floor holds the box up against the
+    # weld's pull (stock MuJoCo's soft contact lets it sink ~4 mm), the floor's impulse exceeds the
+    # weight by the weld's pull, and no step gains energy
+    relpose = 'relpose="-0.42 0 -0.02 1 0 0 0"'
+    xml = HELD.format(integrator=integrator, holder="hand", relpose=relpose)
+    m, d, zmin, gain, pen = held_run(xml, 500)
+    assert d.plugin_state[m.plugin_stateadr[0] + FAILURES] == 0
+    assert pen <= 1e-4 and floor_gap(m, d) >= -1e-4
+    assert zmin >= HALF - 1e-4
+    assert gain <= 1e-6
+    c = cusp.contacts(m, d)
+    assert c.impulse[:, 0].sum() > 1.5 * MASS * 9.81 * m.opt.timestep
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+@pytest.mark.parametrize("motion", ["drag", "lift"])
+def test_a_mocap_hand_drags_and_lifts_a_welded_box(integrator, motion):
+    # the hand moves 10 cm in 1 s along the floor or up: the box follows as in the stock twin
+    # (within 1 mm: both welds are MuJoCo's soft ones), never sinks into the floor
+    def drive(d):
+        s = 0.1 * min(d.time, 1.0)
+        d.mocap_pos[0] = [0.42 + s, 0, 0.05] if motion == "drag" else [0.42, 0, 0.05 + s]
+
+    xml = HELD.format(integrator=integrator, holder="hand", relpose="")
+    m, d, zmin, _, pen = held_run(xml, 1000, drive=drive)
+    assert d.plugin_state[m.plugin_stateadr[0] + FAILURES] == 0
+    assert pen <= 1e-4 and zmin >= HALF - 1e-4
+    ms, ds, _, _, _ = held_run(xml, 1000, stock=True, drive=drive)
+    np.testing.assert_allclose(d.qpos[:3], ds.qpos[:3], atol=1e-3)
