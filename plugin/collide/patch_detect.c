@@ -640,6 +640,11 @@ static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* 
   int* counts = sc.counts;
   int nregion = 0, nfeat = 0;
   int is_full_cap = -1;  // a single cylinder cap flat on the surface: er = 2R/3 exactly
+  // friction of the patch: the mean over its feature points of their geom's friction with S (the
+  // load shared evenly over the touching feature, as the limit surface assumes: sum mu_i N_i over
+  // N); one geom, or geoms of one friction, give theirs exactly
+  mjtNum mu_sum = 0;
+  int mu_count = 0;
   for (int j = 0; j < o->ngeom; j++) {
     int g = o->geom[j];
     Cand* fc = sc.fc;
@@ -660,6 +665,8 @@ static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* 
     }
     regions[nregion] = feat + 2 * nfeat;
     counts[nregion++] = nh;
+    mu_sum += nh * cusp_pair_friction(cfg, m, g, S->geom);
+    mu_count += nh;
     for (int i = 0; i < nh; i++, nfeat++) {
       feat[2 * nfeat] = fc[i].x[0];
       feat[2 * nfeat + 1] = fc[i].x[1];
@@ -759,7 +766,7 @@ static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* 
   } else {
     er = multi_mean_distance(centroid, (Region*)sc.region, regions, counts, nregion);
   }
-  p->mu = cusp_pair_friction(cfg, m, first_geom, S->geom);
+  p->mu = mu_count ? mu_sum / mu_count : cusp_pair_friction(cfg, m, first_geom, S->geom);
   if (point_torsion > 0) er = point_torsion / p->mu;  // MuJoCo's elliptic cone (point_contacts)
   cusp_patch_limit_surface(p->e, cfg, b, er);
   return 1;

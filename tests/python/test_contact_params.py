@@ -86,6 +86,65 @@ def test_the_same_block_with_friction_sticks():
     assert np.linalg.norm(d.qvel[:3]) < 1e-6
 
 
+# a sled of two feet of different friction (0.1 and mu_b) side by side, one rigid body, on the
+# 20 deg incline; the incline's own friction 0 so that each foot's pair friction is its own (max)
+SLED = """
+<mujoco>
+  <option timestep="0.001" integrator="{integrator}"/>
+  <extension><plugin plugin="cusp.contact"><instance name="cusp">
+    <config key="bodies" value="sled"/>
+  </instance></plugin></extension>
+  <worldbody>
+    <frame euler="0 20 0">
+      <geom name="incline" type="plane" size="2 2 0.1" friction="0"/>
+      <body name="sled" pos="0 0 0.02">
+        <freejoint/>
+        <geom name="{first}" type="box" size="0.05 0.03 0.02" pos="0 {y_first} 0" mass="0.4"
+              friction="{mu_first}" contype="0" conaffinity="0"/>
+        <geom name="{second}" type="box" size="0.05 0.03 0.02" pos="0 {y_second} 0" mass="0.4"
+              friction="{mu_second}" contype="0" conaffinity="0"/>
+      </body>
+    </frame>
+  </worldbody>
+</mujoco>"""
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+@pytest.mark.parametrize("mu_b", [0.9, 0.3])
+@pytest.mark.parametrize("slick_first", [True, False])
+def test_a_body_on_feet_of_two_frictions_takes_their_mean(integrator, mu_b, slick_first):
+    # The feet carry equal loads (symmetric about the fall line), so the friction bound is
+    # 0.1 N/2 + mu_b N/2 = mean(mu) N, whatever the geoms' order (the first geom's friction alone
+    # was used before): mu_b 0.9: mean 0.5 > tan 20 deg = 0.364, it sticks, as under MuJoCo;
+    # mu_b 0.3: mean 0.2, it slides at g (sin a - 0.2 cos a) (to 1e-6)
+    feet = [("slick", 0.1, 0.031), ("grippy", mu_b, -0.031)]
+    if not slick_first:
+        feet.reverse()
+    (n1, m1, y1), (n2, m2, y2) = feet
+    xml = SLED.format(integrator=integrator, first=n1, mu_first=m1, y_first=y1, second=n2,
+                      mu_second=m2, y_second=y2)
+    mean_mu = (0.1 + mu_b) / 2
+    a_expected = G * (math.sin(math.radians(20)) - mean_mu * math.cos(math.radians(20)))
+    for stock in (False, True):
+        m, d = compile_scene(xml, stock)
+        speeds = []
+        for i in range(400):
+            mujoco.mj_step(m, d)
+            if i in (99, 399):
+                speeds.append(np.linalg.norm(d.qvel[:3]))
+        if a_expected < 0 and not stock:
+            assert speeds[1] < 1e-6, speeds
+        elif a_expected < 0:
+            # MuJoCo's soft friction holds it but creeps (~4 mm/s): no acceleration (the slick
+            # foot alone would give 2.4 m/s^2, 0.7 m/s over these 0.3 s)
+            assert abs(speeds[1] - speeds[0]) < 1e-3, speeds
+        elif not stock:
+            a = (speeds[1] - speeds[0]) / (300 * m.opt.timestep)
+            assert a == pytest.approx(a_expected, rel=1e-6)
+        if not stock:
+            assert d.plugin_state[m.plugin_stateadr[0] + FAILURES] == 0
+
+
 # ---------------------------------- priority, solmix, friction key -------------------------------
 
 SLIDE = """
