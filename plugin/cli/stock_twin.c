@@ -20,17 +20,28 @@ static void enable_collision(mjsGeom* geom) {
   geom->conaffinity = 1;
 }
 
-// the geoms of body and of its descendants welded to it (no joint between them): a registered
-// body's own geoms (config.h cusp_config_object_geoms); returns how many were turned on
-static int enable_welded(mjsBody* body) {
+// 1 if the spec's geom el is one of cfg's visual_geoms (named: the config lists names)
+static int visual(const mjsElement* el, const cuspConfig* cfg, const mjModel* m) {
+  const char* name = mjs_getString(mjs_getName((mjsElement*)el));
+  for (int i = 0; name && name[0] && i < cfg->nvisual; i++) {
+    if (!strcmp(name, mj_id2name(m, mjOBJ_GEOM, cfg->visual_geoms[i]))) return 1;
+  }
+  return 0;
+}
+
+// the geoms of body and of its descendants welded to it (no joint between them), but the visual
+// ones: a registered body's solid geoms (config.h cusp_config_object_geoms); returns how many
+// were turned on
+static int enable_welded(mjsBody* body, const cuspConfig* cfg, const mjModel* m) {
   int n = 0;
   for (mjsElement* el = mjs_firstChild(body, mjOBJ_GEOM, 0); el; el = mjs_nextChild(body, el, 0)) {
+    if (visual(el, cfg, m)) continue;
     enable_collision(mjs_asGeom(el));
     n++;
   }
   for (mjsElement* el = mjs_firstChild(body, mjOBJ_BODY, 0); el; el = mjs_nextChild(body, el, 0)) {
     mjsBody* child = mjs_asBody(el);
-    if (!mjs_firstChild(child, mjOBJ_JOINT, 0)) n += enable_welded(child);
+    if (!mjs_firstChild(child, mjOBJ_JOINT, 0)) n += enable_welded(child, cfg, m);
   }
   return n;
 }
@@ -81,7 +92,7 @@ int cusp_stock_twin(mjSpec* spec, char* err, int err_sz) {
   }
   for (int i = 0; i < cfg.npatch_body; i++) {
     mjsBody* body = mjs_findBody(spec, mj_id2name(m, mjOBJ_BODY, cfg.patch_bodies[i]));
-    if (body) nturned += enable_welded(body);
+    if (body) nturned += enable_welded(body, &cfg, m);
   }
   cusp_config_free(&cfg);
   mj_deleteModel(m);

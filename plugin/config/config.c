@@ -18,6 +18,9 @@ const cuspConfigKey cusp_config_keys[] = {
    "soft contact disks: cylinder geoms with contype=conaffinity=0"},
   {"environment", CUSP_KEY_GEOMS, "", 0, 0, NULL, "-",
    "geoms the registered disks and bodies touch; empty: every other geom"},
+  {"visual_geoms", CUSP_KEY_GEOMS, "", 0, 0, NULL, "-",
+   "geoms of the registered bodies that touch nothing (visual meshes, markers): the bodies' other "
+   "geoms are their solid shape"},
   {"bodies", CUSP_KEY_BODIES, "", 0, 0, NULL, "-",
    "rigid bodies with patch contact, moved by joints of their own (free, ball, hinge, slide); "
    "their geoms need contype=conaffinity=0"},
@@ -424,16 +427,26 @@ static int check_patch_body(const mjModel* m, int b, const char* key, const char
   return fail(err, err_sz, key, value, why);
 }
 
+static int is_visual(const cuspConfig* cfg, int g) {
+  for (int i = 0; i < cfg->nvisual; i++) {
+    if (cfg->visual_geoms[i] == g) return 1;
+  }
+  return 0;
+}
+
+// 1 if geom g belongs to registered body b: b's own, or of a body welded to it, not visual
+static int solid_geom_of(const cuspConfig* cfg, const mjModel* m, int g, int b) {
+  return m->body_weldid[m->geom_bodyid[g]] == b && !is_visual(cfg, g);
+}
+
 // cfg->object_geomadr, object_geom: for every registered body, the geoms of the bodies welded to
-// it (itself included), in geom order; 0, or -1 out of memory
+// it (itself included) but the visual ones, in geom order; 0, or -1 out of memory
 static int collect_object_geoms(cuspConfig* cfg, const mjModel* m) {
   int n = cfg->npatch_body, total = 0;
   cfg->object_geomadr = (int*)calloc((size_t)n + 1, sizeof(int));
   if (!cfg->object_geomadr) return -1;
   for (int i = 0; i < n; i++) {
-    for (int g = 0; g < m->ngeom; g++) {
-      total += m->body_weldid[m->geom_bodyid[g]] == cfg->patch_bodies[i];
-    }
+    for (int g = 0; g < m->ngeom; g++) total += solid_geom_of(cfg, m, g, cfg->patch_bodies[i]);
   }
   cfg->object_geom = (int*)malloc(((size_t)total + 1) * sizeof(int));
   if (!cfg->object_geom) return -1;
@@ -441,10 +454,40 @@ static int collect_object_geoms(cuspConfig* cfg, const mjModel* m) {
   for (int i = 0; i < n; i++) {
     cfg->object_geomadr[i] = k;
     for (int g = 0; g < m->ngeom; g++) {
-      if (m->body_weldid[m->geom_bodyid[g]] == cfg->patch_bodies[i]) cfg->object_geom[k++] = g;
+      if (solid_geom_of(cfg, m, g, cfg->patch_bodies[i])) cfg->object_geom[k++] = g;
     }
   }
   cfg->object_geomadr[n] = k;
+  return 0;
+}
+
+// every visual geom belongs to a registered body (or one welded to it), and none leaves its body
+// without a solid geom
+static const char* geom_name(const mjModel* m, int g);
+
+static int check_visual_geoms(const cuspConfig* cfg, const mjModel* m, const char* value,
+                              char* err, int err_sz) {
+  char why[400];
+  for (int i = 0; i < cfg->nvisual; i++) {
+    int g = cfg->visual_geoms[i], owner = m->body_weldid[m->geom_bodyid[g]], found = 0;
+    for (int j = 0; j < cfg->npatch_body; j++) found |= cfg->patch_bodies[j] == owner;
+    if (!found) {
+      snprintf(why, sizeof(why),
+               "geom '%s' is not a geom of a body in 'bodies' (nor of a body welded to one): "
+               "remove it from 'visual_geoms' (geoms of other bodies follow contype/conaffinity)",
+               geom_name(m, g));
+      return fail(err, err_sz, "visual_geoms", value, why);
+    }
+  }
+  for (int j = 0; j < cfg->npatch_body; j++) {
+    const int* geoms;
+    if (cfg->nvisual && !cusp_config_object_geoms(&geoms, cfg, j)) {
+      snprintf(why, sizeof(why),
+               "every geom of body '%s' is listed, so it has no solid shape: keep at least one "
+               "of its geoms out of 'visual_geoms'", body_name(m, cfg->patch_bodies[j]));
+      return fail(err, err_sz, "visual_geoms", value, why);
+    }
+  }
   return 0;
 }
 
@@ -629,6 +672,8 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
           rc = fail(err, err_sz, k, value, why);
         }
       }
+    } else if (!strcmp(k, "visual_geoms")) {
+      rc = parse_names(&cfg->visual_geoms, &cfg->nvisual, m, mjOBJ_GEOM, key, value, err, err_sz);
     } else if (!strcmp(k, "environment")) {
       rc = parse_names(&cfg->environment_geoms, &cfg->nenv, m, mjOBJ_GEOM, key, value, err,
                        err_sz);
@@ -645,6 +690,10 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
         for (int j = 0; !rc && j < ng; j++) {
           rc = check_not_collided(m, geoms[j], k, value, err, err_sz);
         }
+      }
+      if (!rc) {
+        const char* visual = cusp_config_value(m, instance, key_named("visual_geoms"));
+        rc = check_visual_geoms(cfg, m, visual, err, err_sz);
       }
     } else {
       rc = parse_key(cfg, m, key, value, &real, &integer, err, err_sz);
@@ -696,6 +745,7 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
 
 void cusp_config_free(cuspConfig* cfg) {
   free(cfg->disk_geoms);
+  free(cfg->visual_geoms);
   free(cfg->environment_geoms);
   free(cfg->patch_bodies);
   free(cfg->object_geomadr);
@@ -719,6 +769,7 @@ int cusp_config_copy(cuspConfig* dst, const cuspConfig* src) {
   int rc = copy_array((void**)&dst->disk_geoms, src->disk_geoms, src->ndisk, sizeof(int));
   rc |= copy_array((void**)&dst->environment_geoms, src->environment_geoms, src->nenv,
                    sizeof(int));
+  rc |= copy_array((void**)&dst->visual_geoms, src->visual_geoms, src->nvisual, sizeof(int));
   rc |= copy_array((void**)&dst->patch_bodies, src->patch_bodies, src->npatch_body, sizeof(int));
   rc |= copy_array((void**)&dst->object_geomadr, src->object_geomadr,
                    src->object_geomadr ? src->npatch_body + 1 : 0, sizeof(int));

@@ -49,11 +49,14 @@ typedef struct cuspConfig_ {
   int ndisk;
   int* environment_geoms; // geoms the disks/bodies touch; empty: all others (nenv)
   int nenv;
+  int* visual_geoms;      // geoms of registered bodies that touch nothing (drawn only) (nvisual)
+  int nvisual;
   int* patch_bodies;      // rigid bodies with patch contact               (npatch_body)
   int npatch_body;
   int* object_geomadr;    // (npatch_body + 1) registered body i owns object_geom[adr[i], adr[i+1])
   int* object_geom;       // the geoms of each registered body and of the bodies welded to it
-                          // (no joint between them: m->body_weldid), by id  (object_geomadr[n])
+                          // (no joint between them: m->body_weldid), by id, visual_geoms left
+                          // out: the body's solid shape                      (object_geomadr[n])
   cuspLimitSurfaceOverride* limit_surface;                              // (nlimit_surface)
   int nlimit_surface;
   int self_contact_neighbours;  // disks of one tree touch beyond this many disks apart; -1 never

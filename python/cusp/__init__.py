@@ -53,7 +53,8 @@ def _cusp_plugins(spec: mujoco.MjSpec) -> list:
 
 def registered_geoms(spec: mujoco.MjSpec) -> list:
     """The geoms (MjsGeom) that the scene's cusp.contact instances register: the disks and
-    every geom of the patch bodies and of the bodies welded to them (no joint in between)."""
+    every geom of the patch bodies and of the bodies welded to them (no joint in between) but
+    those listed in ``visual_geoms``."""
     geoms = []
     for plugin in _cusp_plugins(spec):
         config = plugin.config
@@ -62,11 +63,12 @@ def registered_geoms(spec: mujoco.MjSpec) -> list:
             if geom is None:
                 raise ValueError(f"cusp.contact: config key 'disks' names no geom '{name}'")
             geoms.append(geom)
+        visual = set(config.get("visual_geoms", "").split())
         for name in config.get("bodies", "").split():
             body = spec.body(name)
             if body is None:
                 raise ValueError(f"cusp.contact: config key 'bodies' names no body '{name}'")
-            geoms.extend(_welded_geoms(body))
+            geoms.extend(g for g in _welded_geoms(body) if g.name not in visual)
     return geoms
 
 

@@ -313,3 +313,61 @@ def test_a_mocap_hand_drags_and_lifts_a_welded_box(integrator, motion):
     assert pen <= 1e-4 and zmin >= HALF - 1e-4
     ms, ds, _, _, _ = held_run(xml, 1000, stock=True, drive=drive)
     np.testing.assert_allclose(d.qpos[:3], ds.qpos[:3], atol=1e-3)
+
+
+# ---------------------------------- visual geoms of a registered body ---------------------------
+
+# a box with a visual sphere larger than it (a marker, or a mesh drawn around collision
+# primitives): listed in visual_geoms it touches nothing and the box rests on its faces
+VISUAL = """
+<mujoco>
+  <option timestep="0.002"/>
+  <extension><plugin plugin="cusp.contact"><instance name="cusp">
+    <config key="bodies" value="box"/>
+    {visual}
+  </instance></plugin></extension>
+  <worldbody>
+    <geom name="floor" type="plane" size="2 2 0.1"/>
+    <body name="box" pos="0 0 0.2">
+      <freejoint/>
+      <geom name="box" type="box" size="0.05 0.05 0.05" mass="1" contype="0" conaffinity="0"/>
+      <geom name="halo" type="sphere" size="0.09" mass="0" contype="0" conaffinity="0"
+            rgba="1 1 1 0.2"/>
+      {extra}
+    </body>
+    <body name="other" pos="1 0 0.05">
+      <freejoint/>
+      <geom name="other" type="box" size="0.05 0.05 0.05"/>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+@pytest.mark.parametrize("stock", [False, True])
+@pytest.mark.parametrize("listed", [True, False])
+def test_visual_geoms_of_a_registered_body_touch_nothing(listed, stock):
+    # listed: the box lands on its face (centre at 0.05 m); not listed: the sphere is part of the
+    # solid shape and it rests on the sphere (centre at 0.09 m); the stock twin likewise (MuJoCo
+    # collides the solid geoms only)
+    visual = '<config key="visual_geoms" value="halo"/>' if listed else ""
+    m, d, max_pen, failures = run(VISUAL.format(visual=visual, extra=""), 1000, stock=stock)
+    expected = 0.05 if listed else 0.09
+    assert d.qpos[2] == pytest.approx(expected, abs=2e-3 if stock else 1e-6)
+    if not stock:
+        assert failures == 0 and max_pen <= 1e-4
+
+
+@pytest.mark.parametrize("visual, why", [
+    ("other", "geom 'other' is not a geom of a body in 'bodies' (nor of a body welded to one): "
+              "remove it from 'visual_geoms'"),
+    ("box halo", "every geom of body 'box' is listed, so it has no solid shape: keep at least "
+                 "one of its geoms out of 'visual_geoms'"),
+    ("nothing", "no geom named 'nothing'"),
+])
+def test_visual_geoms_refusals_say_what_to_do(visual, why):
+    xml = VISUAL.format(visual=f'<config key="visual_geoms" value="{visual}"/>', extra="")
+    with pytest.raises(cusp.SceneError) as err:
+        cusp.compile_spec(cusp.load_spec(mujoco.MjSpec.from_string(xml)))
+    message = str(err.value)
+    assert "visual_geoms" in message and why in message, message
+    assert message.count(why) == 1
