@@ -17,11 +17,15 @@
 
 //---------------------------------- small geometry ------------------------------------------------
 
+#define CUSP_MAXPOLY 8  // edges of a mesh face that can support a patch (more: point contacts)
+
 typedef struct Surface_ {
   mjtNum c[3];      // m, a point of the surface plane (face centre)
   mjtNum t[3], o[3], n[3];  // unit, right-handed, n outward (towards the body)
   mjtNum half[2];   // m, half extents along t, o (finite faces)
-  int finite;       // 1: box face, clip to half; 0: plane
+  int finite;       // 1: box face, clip to half (or to poly); 0: plane
+  int npoly;        // > 0: a mesh face, the convex polygon poly (counter-clockwise about n)
+  mjtNum poly[2 * CUSP_MAXPOLY];  // m, its vertices (t, o) relative to c
   int geom, body;
 } Surface;
 
@@ -39,12 +43,12 @@ typedef struct Scratch_ {
   mjtNum* pts;         // (3 P) points of one geom
   Cand* cand;          // (P) candidates within margin
   Cand* tmp;           // (P + 1) hull scratch
-  Cand* fc;            // (P + 4) one geom's feature, clipped
-  Cand* c1;            // (P + 4) clip scratch
-  Cand* c2;            // (P + 4)
-  Cand* clip;          // (2 P + 4 R + 4) vertices: hull clipped, plus feature points
-  mjtNum* feat;        // (2 (P + 4 R)) feature points (t, o)
-  mjtNum* feat_gap;    // (P + 4 R)
+  Cand* fc;            // (P + K) one geom's feature, clipped (K = CUSP_MAXPOLY edges at most)
+  Cand* c1;            // (P + K) clip scratch
+  Cand* c2;            // (P + K)
+  Cand* clip;          // (2 P + K R + K) vertices: hull clipped, plus feature points
+  mjtNum* feat;        // (2 (P + K R)) feature points (t, o)
+  mjtNum* feat_gap;    // (P + K R)
   const mjtNum** regions;  // (R)
   int* counts;         // (R)
   void* region;        // (R) Region records (defined below)
@@ -213,6 +217,7 @@ static void plane_surface(Surface* S, const mjData* d, int g) {
   axis_of(S->n, R, 2);
   mju_copy3(S->c, d->geom_xpos + 3 * g);
   S->finite = 0;
+  S->npoly = 0;
   S->half[0] = S->half[1] = INFINITY;
   S->geom = g;
 }
@@ -241,6 +246,7 @@ static void box_face(Surface* S, const mjModel* m, const mjData* d, int g, int f
     S->half[1] = s[a1];
   }
   S->finite = 1;
+  S->npoly = 0;
   S->geom = g;
 }
 
@@ -344,6 +350,191 @@ static int clip_half(Cand* out, const Cand* in, int n, int axis, mjtNum sgn, mjt
     if (!closed && db <= 0) out[k++] = *b;
   }
   return k;
+}
+
+// clip a convex polygon (or segment, point) against e . x <= lim (e unit, in the t, o plane)
+static int clip_dir(Cand* out, const Cand* in, int n, const mjtNum e[2], mjtNum lim) {
+  if (n <= 0) return 0;
+  if (n == 1) {
+    if (e[0] * in[0].x[0] + e[1] * in[0].x[1] <= lim) {
+      out[0] = in[0];
+      return 1;
+    }
+    return 0;
+  }
+  int k = 0, closed = n >= 3;
+  int nedge = closed ? n : 1;
+  for (int i = 0; i < nedge; i++) {
+    const Cand* a = in + i;
+    const Cand* b = in + (i + 1) % n;
+    mjtNum da = e[0] * a->x[0] + e[1] * a->x[1] - lim, db = e[0] * b->x[0] + e[1] * b->x[1] - lim;
+    if (da <= 0) out[k++] = *a;
+    if ((da < 0 && db > 0) || (da > 0 && db < 0)) {
+      mjtNum f = da / (da - db);
+      Cand q = *a;
+      for (int j = 0; j < 2; j++) q.x[j] = a->x[j] + f * (b->x[j] - a->x[j]);
+      q.gap = a->gap + f * (b->gap - a->gap);
+      out[k++] = q;
+    }
+    if (!closed && db <= 0) out[k++] = *b;
+  }
+  return k;
+}
+
+// the n points in a clipped to the finite face S (its rectangle, or its polygon), b scratch of the
+// same size; the result in a, its count returned
+static int clip_to_face(const Surface* S, Cand* a, Cand* b, int n) {
+  if (!S->npoly) {
+    int k = clip_half(b, a, n, 0, 1, S->half[0]);
+    k = clip_half(a, b, k, 0, -1, S->half[0]);
+    k = clip_half(b, a, k, 1, 1, S->half[1]);
+    return clip_half(a, b, k, 1, -1, S->half[1]);
+  }
+  Cand *from = a, *to = b;
+  for (int i = 0; i < S->npoly && n > 0; i++) {
+    const mjtNum* p = S->poly + 2 * i;
+    const mjtNum* q = S->poly + 2 * ((i + 1) % S->npoly);
+    mjtNum e[2] = {q[1] - p[1], p[0] - q[0]};  // outward normal of a counter-clockwise edge
+    mjtNum len = hypot(e[0], e[1]);
+    if (len < mjMINVAL) continue;
+    e[0] /= len;
+    e[1] /= len;
+    n = clip_dir(to, from, n, e, e[0] * p[0] + e[1] * p[1]);
+    Cand* swap = from;
+    from = to;
+    to = swap;
+  }
+  if (from != a) memcpy(a, from, (size_t)(n > 0 ? n : 0) * sizeof(Cand));
+  return n;
+}
+
+//---------------------------------- mesh faces ----------------------------------------------------
+
+#define CUSP_MESH_MAXTRI 64  // hull triangles of a mesh whose faces can support patches (more:
+                             // point contacts; the face search is quadratic in them)
+
+// the hull triangles of mesh geom g (vertex indices into the mesh, 3 per triangle): the convex
+// hull MuJoCo collides (its graph), else the mesh's own faces; returns their count
+static int mesh_triangles(const int** tri, const mjModel* m, int g) {
+  int mesh = m->geom_dataid[g];
+  if (mesh < 0) return 0;
+  int adr = m->mesh_graphadr[mesh];
+  if (adr >= 0) {
+    const int* graph = m->mesh_graph + adr;
+    int nv = graph[0], nf = graph[1];
+    *tri = graph + 2 + 2 * nv + (nv + 3 * nf);  // face_globalid, after vert and edge data
+    return nf;
+  }
+  *tri = m->mesh_face + 3 * m->mesh_faceadr[mesh];
+  return m->mesh_facenum[mesh];
+}
+
+// world position of vertex v of mesh geom g
+static void mesh_vertex(mjtNum x[3], const mjModel* m, const mjData* d, int g, int v) {
+  const float* p = m->mesh_vert + 3 * (m->mesh_vertadr[m->geom_dataid[g]] + v);
+  mjtNum local[3] = {p[0], p[1], p[2]};
+  mju_mulMatVec3(x, d->geom_xmat + 9 * g, local);
+  mju_addTo3(x, d->geom_xpos + 3 * g);
+}
+
+// the plane of triangle tri of mesh geom g: outward unit normal n (away from the geom's centre,
+// inside the hull) and a point c on it; 0 if degenerate
+static int triangle_plane(mjtNum n[3], mjtNum c[3], const mjModel* m, const mjData* d, int g,
+                          const int* tri) {
+  mjtNum v[3][3], e1[3], e2[3];
+  for (int k = 0; k < 3; k++) mesh_vertex(v[k], m, d, g, tri[k]);
+  mju_sub3(e1, v[1], v[0]);
+  mju_sub3(e2, v[2], v[0]);
+  mju_cross(n, e1, e2);
+  if (mju_normalize3(n) < mjMINVAL) return 0;
+  mjtNum r[3];
+  mju_sub3(r, v[0], d->geom_xpos + 3 * g);
+  if (mju_dot3(r, n) < 0) mju_scl3(n, n, -1);
+  mju_copy3(c, v[0]);
+  return 1;
+}
+
+static int same_plane(const mjtNum n1[3], const mjtNum c1[3], const mjtNum n2[3],
+                      const mjtNum c2[3], mjtNum size) {
+  mjtNum r[3];
+  mju_sub3(r, c2, c1);
+  return mju_dot3(n1, n2) > 1 - 1e-9 && fabs(mju_dot3(r, n1)) <= 1e-9 * size;
+}
+
+// The face of mesh geom g's hull that separates it best from object o (largest minimum gap of the
+// object's points over the face plane) as a finite Surface: the convex polygon of the hull
+// triangles in that plane. Returns the gap, or -INFINITY when the mesh has no usable face (no
+// hull, more than CUSP_MESH_MAXTRI triangles, or a face of more than CUSP_MAXPOLY vertices).
+static mjtNum best_mesh_face(Surface* S, mjtNum* pts, const mjModel* m, const mjData* d, int g,
+                             const Object* o) {
+  const int* tri;
+  int nt = mesh_triangles(&tri, m, g);
+  if (nt <= 0 || nt > CUSP_MESH_MAXTRI) return -INFINITY;
+  mjtNum size = m->geom_rbound[g] > 0 ? m->geom_rbound[g] : 1;
+  mjtNum best = -INFINITY, bn[3] = {0, 0, 0}, bc[3] = {0, 0, 0};
+  Surface T;
+  memset(&T, 0, sizeof(T));
+  for (int k = 0; k < nt; k++) {
+    mjtNum n[3], c[3];
+    if (!triangle_plane(n, c, m, d, g, tri + 3 * k)) continue;
+    int seen = 0;  // a plane already measured through an earlier triangle
+    for (int j = 0; j < k && !seen; j++) {
+      mjtNum nj[3], cj[3];
+      seen = triangle_plane(nj, cj, m, d, g, tri + 3 * j) && same_plane(nj, cj, n, c, size);
+    }
+    if (seen) continue;
+    mju_copy3(T.n, n);
+    mju_copy3(T.c, c);
+    mjtNum gap = body_min_gap(pts, m, d, o, &T);
+    if (gap > best) {
+      best = gap;
+      mju_copy3(bn, n);
+      mju_copy3(bc, c);
+    }
+  }
+  if (best == -INFINITY) return best;
+  // the face polygon: every hull vertex in the best plane, their convex outline
+  Cand v[3 * CUSP_MAXPOLY], tmp[3 * CUSP_MAXPOLY + 1];
+  int nv = 0;
+  mjtNum t[3], ob[3];
+  complete_frame(t, ob, bn);
+  for (int k = 0; k < nt; k++) {
+    mjtNum n[3], c[3];
+    if (!triangle_plane(n, c, m, d, g, tri + 3 * k) || !same_plane(bn, bc, n, c, size)) continue;
+    for (int i = 0; i < 3; i++) {
+      if (nv == 3 * CUSP_MAXPOLY) return -INFINITY;  // a face of many triangles: not a pad
+      mjtNum x[3], r[3];
+      mesh_vertex(x, m, d, g, tri[3 * k + i]);
+      mju_sub3(r, x, bc);
+      v[nv].x[0] = mju_dot3(r, t);
+      v[nv].x[1] = mju_dot3(r, ob);
+      v[nv].gap = 0;
+      v[nv].geom = g;
+      nv++;
+    }
+  }
+  int np = hull2(v, nv, tmp);
+  if (np < 3 || np > CUSP_MAXPOLY) return -INFINITY;
+  mjtNum mean[2] = {0, 0};
+  for (int i = 0; i < np; i++) {
+    mean[0] += v[i].x[0] / np;
+    mean[1] += v[i].x[1] / np;
+  }
+  for (int j = 0; j < 3; j++) {
+    S->c[j] = bc[j] + mean[0] * t[j] + mean[1] * ob[j];
+    S->n[j] = bn[j];
+    S->t[j] = t[j];
+    S->o[j] = ob[j];
+  }
+  for (int i = 0; i < np; i++) {
+    S->poly[2 * i] = v[i].x[0] - mean[0];
+    S->poly[2 * i + 1] = v[i].x[1] - mean[1];
+  }
+  S->npoly = np;
+  S->finite = 1;
+  S->half[0] = S->half[1] = INFINITY;
+  S->geom = g;
+  return best;
 }
 
 //---------------------------------- mean distance (default er) -----------------------------------
@@ -554,12 +745,12 @@ static size_t scratch_layout(Scratch* s, void* base, int P, int R) {
   CUSP_CARVE(pts, mjtNum, 3 * P);
   CUSP_CARVE(cand, Cand, P);
   CUSP_CARVE(tmp, Cand, P + 1);
-  CUSP_CARVE(fc, Cand, P + 4);
-  CUSP_CARVE(c1, Cand, P + 4);
-  CUSP_CARVE(c2, Cand, P + 4);
-  CUSP_CARVE(clip, Cand, 2 * P + 4 * R + 4);
-  CUSP_CARVE(feat, mjtNum, 2 * (P + 4 * R));
-  CUSP_CARVE(feat_gap, mjtNum, P + 4 * R);
+  CUSP_CARVE(fc, Cand, P + CUSP_MAXPOLY);
+  CUSP_CARVE(c1, Cand, P + CUSP_MAXPOLY);
+  CUSP_CARVE(c2, Cand, P + CUSP_MAXPOLY);
+  CUSP_CARVE(clip, Cand, 2 * P + CUSP_MAXPOLY * R + CUSP_MAXPOLY);
+  CUSP_CARVE(feat, mjtNum, 2 * (P + CUSP_MAXPOLY * R));
+  CUSP_CARVE(feat_gap, mjtNum, P + CUSP_MAXPOLY * R);
   CUSP_CARVE(regions, const mjtNum*, R);
   CUSP_CARVE(counts, int, R);
   CUSP_CARVE(region, Region, R);
@@ -656,11 +847,7 @@ static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* 
     if (m->geom_type[g] == mjGEOM_CYLINDER && nf >= CUSP_NRIM) is_full_cap = g;
     int nh = hull2(fc, nf, tmp);
     if (S->finite) {
-      // the feature inside the face only
-      int k = clip_half(sc.c1, fc, nh, 0, 1, S->half[0]);
-      k = clip_half(sc.c2, sc.c1, k, 0, -1, S->half[0]);
-      k = clip_half(sc.c1, sc.c2, k, 1, 1, S->half[1]);
-      nh = clip_half(fc, sc.c1, k, 1, -1, S->half[1]);
+      nh = clip_to_face(S, fc, sc.c1, nh);  // the feature inside the face only
       if (!nh) continue;
     }
     regions[nregion] = feat + 2 * nfeat;
@@ -680,12 +867,7 @@ static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* 
   int nh = hull2(cand, nc, tmp);
   int nv = nh;
   memcpy(clip, cand, nh * sizeof(Cand));
-  if (S->finite) {
-    int k = clip_half(sc.c1, clip, nv, 0, 1, S->half[0]);
-    k = clip_half(clip, sc.c1, k, 0, -1, S->half[0]);
-    k = clip_half(sc.c1, clip, k, 1, 1, S->half[1]);
-    nv = clip_half(clip, sc.c1, k, 1, -1, S->half[1]);
-  }
+  if (S->finite) nv = clip_to_face(S, clip, sc.c1, nv);
   if (!nv) return 0;
   // feature points not already vertices (a rounded bottom touches inside the hull; a point on a
   // hull edge was dropped as collinear), each with its own gap: on a tilted body the feature spans
@@ -903,6 +1085,18 @@ static int body_vs_env(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m,
       }
     }
     return 0;
+  }
+  if (type == mjGEOM_MESH) {
+    // a convex mesh (a gripper's pad): the object's patch on the hull face that separates them
+    // best, as on a box face; point contacts where no face holds it
+    Scratch sc;
+    scratch_layout(&sc, w->scratch, w->points, w->regions);
+    if (best_mesh_face(&S, sc.pts, m, d, g, o) > -INFINITY) {
+      S.body = m->geom_bodyid[g];
+      int rc = surface_patch(w, cfg, m, d, o, &S);
+      if (rc < 0) return -1;
+      if (rc > 0) return 0;
+    }
   }
   for (int k = 0; k < o->ngeom; k++) {
     if (point_contacts(w, cfg, m, d, o->body, o->geom[k], m->geom_bodyid[g], g) < 0) return -1;
