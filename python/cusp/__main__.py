@@ -33,6 +33,7 @@ import json
 import os
 import pathlib
 import sys
+import warnings
 from typing import Callable
 
 import cusp
@@ -149,9 +150,11 @@ def _run(argv: list[str], prog: str = "python -m cusp run") -> int:
     overrides = _overrides(args.set, prog)
     if args.solver:
         overrides["solver"] = args.solver
-    text, _ = cusp._simulate(args.scene, args.seconds, args.stock, args.timestep, False,
-                             args.control, args.csv, overrides)
+    text, _, failures = cusp._simulate(args.scene, args.seconds, args.stock, args.timestep, False,
+                                       args.control, args.csv, overrides)
     print(text)
+    if failures:
+        print(f"{prog}: {failures}", file=sys.stderr)
     return 0
 
 
@@ -320,6 +323,19 @@ def main(argv: list[str] | None = None, prog: str = "python -m cusp") -> int:
     """The command line; every error is one line on stderr (2: bad arguments, 1: the rest)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     name = prog if prog != "python -m cusp" or not argv else f"{prog} {argv[0]}"
+    if argv and argv[0] in ("run", "compare", "render"):
+        from cusp import _plugin
+
+        _plugin.warnings_as_lines(name)
+    shown = warnings.showwarning
+
+    def show(message, category, *rest):  # a run's failed-solve summary: one line
+        if issubclass(category, cusp.SolveWarning):
+            print(f"{name}: {message}", file=sys.stderr)
+        else:
+            shown(message, category, *rest)
+
+    warnings.showwarning = show
     try:
         if argv and argv[0] == "run":
             return _run(argv[1:], prog if prog != "python -m cusp" else "python -m cusp run")

@@ -100,10 +100,24 @@ def _spec(job: Job) -> Any:
     spec = mujoco.MjSpec.from_string(job.xml)
     spec.modelname = pathlib.Path(job.scene).stem
     if job.integrator:
-        spec.option.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{job.integrator.upper()}")
+        integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{job.integrator.upper()}", None)
+        if integrator is None:
+            names = [n[6:] for n in dir(mujoco.mjtIntegrator) if n.startswith("mjINT_")]
+            raise ValueError(f"integrator '{job.integrator}': expected one of "
+                             f"{', '.join(names)}")
+        spec.option.integrator = integrator
     if job.timestep:
         spec.option.timestep = job.timestep
     return spec
+
+
+def check(job: Job) -> None:
+    """Compile the job's scene with its settings, as the worker will: raises ValueError (one
+    line: the scene, the key, the value, the reason) for what the worker would refuse."""
+    import cusp
+
+    spec = _spec(job)
+    cusp.compile_spec(cusp.load_spec(spec, **dict(job.overrides)), job.scene)
 
 
 def run_job(job: Job) -> dict[str, Any] | list[dict[str, Any]]:
@@ -305,8 +319,9 @@ EPILOG = (
     "Time steps pair with integrators when both lists have the same length; otherwise every "
     "combination runs. Each run is judged as bench/ablation judges it: the share of steps with "
     "contacts whose solve succeeded, the largest penetration and the completed share of the "
-    "horizon. An unknown config key is refused before Ray starts, naming the valid keys (they "
-    "are documented in mjcf/README.md). Example: python -m cusp sweep mjcf/scenario_a_45_3.xml "
+    "horizon. Every grid point is compiled before Ray starts: an unknown config key (naming the "
+    "valid keys, documented in mjcf/README.md), a value out of range or an unknown integrator "
+    "is refused in one line without starting Ray. Example: python -m cusp sweep mjcf/scenario_a_45_3.xml "
     "--set ruiz=true,false --integrator Euler,implicitfast --timestep 1e-4,1e-3 --out "
     "results/sweep")
 
@@ -363,6 +378,11 @@ def main(argv: list[str], parser_class: type = argparse.ArgumentParser) -> int:
         parser.error(f"argument --timestep: '{args.timestep}': expected numbers, e.g. 1e-4,1e-3")
     jobs = grid(args.scenes, sets, _values(args.integrator) or [None], timesteps, args.seconds,
                 args.seeds, args.perturb, args.threads)
+    for job in jobs:  # every grid point compiles here before Ray starts: a bad value, too
+        try:
+            check(job)
+        except ValueError as err:
+            parser.error(f"{err}")
     start = time.monotonic()
     rows = run_grid(jobs, args.workers, args.address, progress=not args.quiet)
     wall = time.monotonic() - start
