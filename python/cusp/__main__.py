@@ -180,8 +180,9 @@ def _compare(args: argparse.Namespace) -> int:
 
     runs = plots.compare_to_dir(args.scene, args.out, seconds=args.seconds,
                                 progress=not args.quiet, timestep=args.timestep,
-                                ctrl=args.control, **_overrides(args.set))
-    print(plots.summary_table(runs))
+                                ctrl=args.control, relative_to=args.relative_to,
+                                **_overrides(args.set))
+    print(plots.summary_table(runs, args.relative_to))
     print(f"python -m cusp compare: wrote {args.out}/summary.md and PNGs", file=sys.stderr)
     return 0
 
@@ -280,6 +281,8 @@ def _parser() -> argparse.ArgumentParser:
                       help="override the scene's time step (s)")
     cmp_.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                       help="override a cusp.contact config key (cusp run only)")
+    cmp_.add_argument("--relative-to", metavar="BODY",
+                      help="a free body: report every other body's slip in its frame")
     cmp_.add_argument("--quiet", action="store_true", help="no progress bar")
     ren = sub.add_parser("render", help="render a scene headless to a PNG or an MP4")
     _common(ren)
