@@ -61,6 +61,14 @@ static int cusp_init(const mjModel* m, mjData* d, int instance) {
 }
 
 static void cusp_destroy(mjData* d, int instance) {
+  // failed solves nobody summarised (a run of cusp-sim or cusp.run does): one warning
+  const cuspInstance* inst = cusp_instance_find(d, instance);
+  char line[512];
+  if (inst && cusp_failure_line(line, sizeof(line), inst->unreported.failures,
+                                inst->unreported.steps, inst->unreported.first_time,
+                                inst->unreported.first_status, inst->unreported.worst_status)) {
+    mju_warning("%s (summary at mj_deleteData)", line);
+  }
   // frees only the instance registered for d, whatever d->plugin_data says: a pickled copy whose
   // plugin_data still names the original's instance must not free it a second time
   cusp_instance_destroy(d, instance);
@@ -114,16 +122,18 @@ static void cusp_advance(const mjModel* m, mjData* d, int instance) {
   }
   // guards (guard.h): bad inputs skip the step, a non-finite result is undone
   char why[512] = "";
+  mjtNum failures_before = state[CUSP_STATE_SOLVER_FAILURES];
   int failed = cusp_guard_before(&inst->guard, state, m, d, &inst->cfg, why, sizeof(why)) ||
                cusp_step(&inst->work, state, m, d, &inst->cfg);
   if (!why[0]) failed |= cusp_guard_after(&inst->guard, state, m, d, why, sizeof(why));
   cusp_step_forget_start(&inst->work);
   inst->last_steps = state[CUSP_STATE_STEPS];
   inst->next_time = d->time + m->opt.timestep;
+  cusp_instance_note_step(inst, state, failures_before, d->time);
   if (failed && !inst->warned) {
     inst->warned = 1;
     mju_warning("cusp.contact: contact solve failed at t = %g s (status %d: %s)%s%s; counted in "
-                "solver_failures, further failures of this instance are not reported",
+                "solver_failures, further failures of this instance are summarised when the run ends or its mjData is freed",
                 d->time, (int)state[CUSP_STATE_STATUS],
                 cusp_lcp_status_string((cuspLcpStatus)state[CUSP_STATE_STATUS]),
                 why[0] ? ": " : "", why);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "solver/lcp.h"
+
 
 //---------------------------------- registry
 //-------------------------------------------------------
@@ -169,6 +171,35 @@ int cusp_instance_copy(cuspInstance* dst, const mjModel* m, const cuspInstance* 
   dst->last_steps = src->last_steps;
   dst->next_time = src->next_time;
   return 0;
+}
+
+void cusp_instance_note_step(cuspInstance* inst, const mjtNum* state, mjtNum failures_before,
+                             mjtNum time) {
+  cuspFailureLog* log = &inst->unreported;
+  log->steps += 1;
+  mjtNum added = state[CUSP_STATE_SOLVER_FAILURES] - failures_before;
+  if (added <= 0) return;
+  int status = (int)state[CUSP_STATE_STATUS];
+  if (status == CUSP_LCP_SOLVED) status = CUSP_LCP_NUMERICAL;  // counted, hence failed
+  if (log->failures == 0) {
+    log->first_time = time;
+    log->first_status = status;
+  }
+  if (status > log->worst_status) log->worst_status = status;
+  log->failures += added;
+}
+
+int cusp_failure_line(char* out, int out_sz, mjtNum failures, mjtNum steps, mjtNum first_time,
+                      int first_status, int worst_status) {
+  if (out_sz > 0) out[0] = 0;
+  if (failures <= 0) return 0;
+  int n = snprintf(out, out_sz,
+                   "cusp.contact: %.0f failed contact solve%s in %.0f steps (solver_failures); "
+                   "the first at t = %.6g s (%s), the worst %s",
+                   failures, failures == 1 ? "" : "s", steps, first_time,
+                   cusp_lcp_status_string((cuspLcpStatus)first_status),
+                   cusp_lcp_status_string((cuspLcpStatus)worst_status));
+  return n < 0 ? 0 : n;
 }
 
 void cusp_instance_destroy(mjData* d, int index) {

@@ -14,11 +14,22 @@ extern "C" {
 #endif
 
 
+// Failed solves of an instance not summarised yet: kept over resets, cleared by a run's summary
+// (cusp_sim_run, for cusp-sim and cusp.run); whatever is left warns once when the mjData is freed.
+typedef struct cuspFailureLog_ {
+  mjtNum failures;      // failed solves (the increments of state[CUSP_STATE_SOLVER_FAILURES])
+  mjtNum steps;         // steps advanced
+  mjtNum first_time;    // s, d->time of the first failed solve
+  int first_status;     // its cuspLcpStatus
+  int worst_status;     // the largest status of a failed solve
+} cuspFailureLog;
+
 typedef struct cuspInstance_ {
   cuspConfig cfg;      // validated configuration
   cuspStepWork work;   // per-step workspace and last step's contacts
   cuspGuard guard;     // input checks and undo around the step
   int warned;          // one warning per instance for numerical trouble
+  cuspFailureLog unreported;  // failed solves not summarised by a run (cusp_sim_run) yet
   // what the last step left, to notice a state set from outside (mj_setState, mujoco.rollout):
   // the warm start is then dropped, so results depend on the mjData's state alone
   mjtNum last_steps;   // state[CUSP_STATE_STEPS] after the last step
@@ -64,6 +75,19 @@ int cusp_instance_copy(cuspInstance* dst, const mjModel* m, const cuspInstance* 
 
 // Unregister and free the instance owned by (d, index), if any; d->plugin_data[index] := 0.
 void cusp_instance_destroy(mjData* d, int index);
+
+// After a step of inst: inst->unreported updated from the growth of
+// state[CUSP_STATE_SOLVER_FAILURES] since `failures_before` (its value before the step) and the
+// step's state[CUSP_STATE_STATUS]; time: d->time of the step (s).
+void cusp_instance_note_step(cuspInstance* inst, const mjtNum* state, mjtNum failures_before,
+                             mjtNum time);
+
+// One line summarising `failures` failed solves in `steps` steps, the first at first_time (s)
+// with first_status, the worst worst_status: "cusp.contact: 3 failed contact solves in 1000
+// steps (solver_failures); the first at t = 0.124 s (max_iter), the worst max_iter". The
+// number of characters written (0 when failures == 0: nothing to say).
+int cusp_failure_line(char* out, int out_sz, mjtNum failures, mjtNum steps, mjtNum first_time,
+                      int first_status, int worst_status);
 
 // Number of registered instances (tests).
 int cusp_instance_count(void);

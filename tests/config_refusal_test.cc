@@ -11,6 +11,7 @@
 #include <string>
 
 extern "C" {
+#include "cli/sim_loop.h"
 #include "config/config.h"
 #include "instance.h"
 }
@@ -310,6 +311,41 @@ TEST_F(ConfigRefusal, OverrideLongerThanItHoldsIsRefusedNamingKeyAndLength) {
   std::string msg(err);
   EXPECT_NE(msg.find("'limit_surface'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("2011 characters"), std::string::npos) << msg;
+}
+
+// MuJoCo 4.0.0 composes a refused init as its generic line and the plugin's warning twice;
+// cusp_error_line (what cusp-sim and Python print) keeps the plugin's line, once, and nothing else.
+TEST_F(ConfigRefusal, ErrorLineIsThePluginsLineOnce) {
+  mjModel* m = Compile(Scene(std::string(kBody) + R"(<config key="environment" value="floor"/>)"
+                             R"(<config key="friction" value="-3"/>)"));
+  ASSERT_EQ(m, nullptr);
+  const std::string line =
+      "cusp.contact: config key 'friction' has value '-3': out of range [-1, 100]; write a value "
+      "within it";
+  ASSERT_NE(error_.find("plugin->init failed"), std::string::npos) << error_;  // MuJoCo's part
+  char out[2048];
+  cusp_error_line(out, sizeof(out), error_.c_str());
+  EXPECT_EQ(std::string(out), line);
+  // an undeclared key: MuJoCo's line once, then the keys there are
+  m = Compile(Scene(std::string(kBody) + R"(<config key="frictoin" value="0.5"/>)"));
+  ASSERT_EQ(m, nullptr);
+  cusp_error_line(out, sizeof(out), error_.c_str());
+  std::string text(out);
+  EXPECT_EQ(text.find("unrecognized attribute 'plugin:frictoin'"),
+            text.rfind("unrecognized attribute 'plugin:frictoin'")) << text;
+  EXPECT_NE(text.find("; valid cusp.contact config keys: disks, environment, bodies"),
+            std::string::npos) << text;
+  EXPECT_EQ(text.find('\n'), std::string::npos) << text;
+}
+
+TEST_F(ConfigRefusal, UnknownOverrideKeyNamesTheValidKeys) {
+  char err[2048];
+  EXPECT_EQ(cusp_config_override_set("frictoin", "0.5", err, sizeof(err)), -1);
+  std::string expect = "cusp.contact: unknown config key 'frictoin'; valid keys: ";
+  for (int i = 0; i < cusp_config_nkey(); i++) {
+    expect += std::string(i ? ", " : "") + cusp_config_keys[i].key;
+  }
+  EXPECT_EQ(std::string(err), expect);
 }
 
 }  // namespace

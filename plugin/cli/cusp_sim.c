@@ -129,36 +129,18 @@ static int parse_args(Options* o, char* msg, int msg_sz, int argc, char** argv) 
   return 0;
 }
 
-// MuJoCo's multi-line compile error as one line: repeated lines dropped (MuJoCo 4.0 initialises
-// plugins twice while compiling, so the plugin's reason comes twice) and the generic
-// "plugin->init failed" line dropped when the plugin said why; lines joined by "; ".
-static void one_line(char* out, int out_sz, const char* message) {
-  char lines[16][1024];
-  int n = 0, generic = -1;
-  for (const char* p = message; *p && n < 16;) {
-    const char* end = strchr(p, '\n');
-    int len = end ? (int)(end - p) : (int)strlen(p);
-    if (len > 0 && len < (int)sizeof(lines[0])) {
-      memcpy(lines[n], p, len);
-      lines[n][len] = 0;
-      int seen = 0;
-      for (int i = 0; i < n; i++) seen |= !strcmp(lines[i], lines[n]);
-      if (!seen) {
-        if (strstr(lines[n], "plugin->init failed")) generic = n;
-        n++;
-      }
-    }
-    p += len + (end ? 1 : 0);
+// MuJoCo's messages as cusp-sim's one-line ones on stderr (MuJoCo's default handler prints a
+// "WARNING: " block with a blank line and appends it to MUJOCO_LOG.TXT in the working directory)
+static void log_line(const mjLogMessage* msg) {
+  if (msg->level == mjLOG_ERROR) {
+    fprintf(stderr, "cusp-sim: %s\n", msg->subject);
+    exit(1);
   }
-  out[0] = 0;
-  for (int i = 0; i < n; i++) {
-    if (i == generic && n > 1) continue;
-    int used = (int)strlen(out);
-    snprintf(out + used, out_sz - used, "%s%s", used ? "; " : "", lines[i]);
-  }
+  if (msg->level == mjLOG_WARNING) fprintf(stderr, "cusp-sim: warning: %s\n", msg->subject);
 }
 
 int main(int argc, char** argv) {
+  mju_setLogHandler(log_line);
   if (argc == 2 && !strcmp(argv[1], "--config-reference")) {
     // the plugin's key table as Markdown (the source of mjcf/README.md's table)
     static char table[32768];
@@ -184,7 +166,9 @@ int main(int argc, char** argv) {
   fclose(scene_file);
   mjSpec* spec = mj_parseXML(o.scene, NULL, err, sizeof(err));
   if (!spec) {
-    fprintf(stderr, "cusp-sim: cannot load %s: %s\n", o.scene, err);
+    char line[2048];
+    cusp_error_line(line, sizeof(line), err);
+    fprintf(stderr, "cusp-sim: cannot load %s: %s\n", o.scene, line);
     return 1;
   }
   if (!o.stock) {
@@ -197,7 +181,7 @@ int main(int argc, char** argv) {
   }
   mjModel* original = mj_compile(spec, NULL);
   if (!original) {
-    one_line(err, sizeof(err), mjs_getError(spec));
+    cusp_error_line(err, sizeof(err), mjs_getError(spec));
     fprintf(stderr, "cusp-sim: %s: %s\n", o.scene, err);
     return 1;
   }
@@ -215,8 +199,8 @@ int main(int argc, char** argv) {
     }
     m = mj_compile(spec, NULL);
     if (!m) {
-      fprintf(stderr, "cusp-sim: stock twin of %s does not compile: %s\n", o.scene,
-              mjs_getError(spec));
+      cusp_error_line(err, sizeof(err), mjs_getError(spec));
+      fprintf(stderr, "cusp-sim: stock twin of %s does not compile: %s\n", o.scene, err);
       return 1;
     }
   }
@@ -233,6 +217,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "cusp-sim: %s\n", err);
   } else {
     printf("%s\n", json);
+    if (cusp_sim_failure_line(err, sizeof(err))) fprintf(stderr, "cusp-sim: %s\n", err);
   }
   free(registered);
   mj_deleteData(d);

@@ -12,6 +12,7 @@
 #include "instance.h"
 #include "collide/patch.h"
 #include "cli/stock_twin.h"
+#include "solver/lcp.h"
 
 static double now_seconds(void) {
   struct timespec ts;
@@ -82,9 +83,13 @@ void cusp_sim_prepare_model(mjModel* m, double timestep) {
   m->opt.enableflags |= mjENBL_ENERGY;
 }
 
+// the failed solves of the last cusp_sim_run of this thread (cusp_sim_failure_line)
+static _Thread_local cuspFailureLog run_log;
+
 int cusp_sim_run(char* json, int json_sz, char* err, int err_sz, const mjModel* m, mjData* d,
                  const char* registered, int stock, const char* scene, double seconds,
                  const char* csv_path, cuspSimHook hook, void* hook_arg) {
+  memset(&run_log, 0, sizeof(run_log));
   if (m->nkey > 0) mj_resetDataKeyframe(m, d, 0);  // initial state (e.g. velocities) of the scene
   int instance = stock ? -1 : cusp_find_instance(m);
   // registered rigid bodies: their CUSP_PATCH_NSLOT observables follow the counters in the state
@@ -221,20 +226,37 @@ int cusp_sim_run(char* json, int json_sz, char* err, int err_sz, const mjModel* 
   if (csv) fclose(csv);
 
   double failures = 0;
+  char first_failure_s[32] = "null", first_status[32] = "null", worst_status[32] = "null";
   if (instance >= 0) {
     failures = d->plugin_state[m->plugin_stateadr[instance] + CUSP_STATE_SOLVER_FAILURES];
+    // d's failures since it was made (the run's: d is fresh); summarised by the caller with
+    // cusp_sim_failure_line, so d does not warn about them again when it is freed
+    cuspInstance* inst = cusp_instance_find(d, instance);
+    if (inst && inst->unreported.failures > 0) {
+      snprintf(first_failure_s, sizeof(first_failure_s), "%.9g", inst->unreported.first_time);
+      snprintf(first_status, sizeof(first_status), "\"%s\"",
+               cusp_lcp_status_string((cuspLcpStatus)inst->unreported.first_status));
+      snprintf(worst_status, sizeof(worst_status), "\"%s\"",
+               cusp_lcp_status_string((cuspLcpStatus)inst->unreported.worst_status));
+    }
+    if (inst) {
+      run_log = inst->unreported;
+      memset(&inst->unreported, 0, sizeof(inst->unreported));
+    }
   }
   char diverged_at_s[32] = "null";
   if (diverged) snprintf(diverged_at_s, sizeof(diverged_at_s), "%.9g", diverged_at);
   snprintf(json, json_sz,
            "{\"scene\": \"%s\", \"mode\": \"%s\", \"steps\": %ld, \"sim_seconds\": %.9g, "
            "\"wall_seconds\": %.6g, \"us_per_step\": %.6g, \"max_penetration_m\": %.9g, "
-           "\"contacts_max\": %d, \"solver_failures\": %.0f, \"energy_initial_J\": %.12g, "
+           "\"contacts_max\": %d, \"solver_failures\": %.0f, \"first_failure_s\": %s, "
+           "\"first_failure_status\": %s, \"worst_failure_status\": %s, \"energy_initial_J\": %.12g, "
            "\"energy_final_J\": %.12g, \"energy_max_increase_J\": %.12g, "
            "\"energy_max_step_increase_J\": %.12g, \"diverged\": %s, \"diverged_at_s\": %s, "
            "\"timestep\": %.9g, \"mujoco\": \"%s\"}",
            scene, stock ? "stock" : "cusp", nstep, diverged ? diverged_at : d->time, wall,
            nstep ? 1e6 * wall / nstep : 0.0, max_penetration, contacts_max, failures,
+           first_failure_s, first_status, worst_status,
            energy_initial, energy_last, energy_max_increase, energy_max_step_increase,
            diverged ? "true" : "false", diverged_at_s, m->opt.timestep, mj_versionString());
   free(pending_pose);
@@ -244,4 +266,67 @@ int cusp_sim_run(char* json, int json_sz, char* err, int err_sz, const mjModel* 
   free(free_body);
   if (status == -2) snprintf(err, err_sz, "stopped by the step hook at t = %.9g s", d->time);
   return status;
+}
+
+int cusp_sim_failure_line(char* out, int out_sz) {
+  return cusp_failure_line(out, out_sz, run_log.failures, run_log.steps, run_log.first_time,
+                           run_log.first_status, run_log.worst_status);
+}
+
+// does line[0, len) hold needle?
+static int line_has(const char* line, size_t len, const char* needle) {
+  size_t n = strlen(needle);
+  for (size_t i = 0; i + n <= len; i++) {
+    if (!strncmp(line + i, needle, n)) return 1;
+  }
+  return 0;
+}
+
+void cusp_error_line(char* out, int out_sz, const char* message) {
+  if (out_sz <= 0) return;
+  out[0] = 0;
+  if (!message) return;
+  // a plugin's own reason (any line but MuJoCo's generic init failure) makes that one redundant
+  int has_reason = 0;
+  for (const char* p = message; *p;) {
+    const char* end = strchr(p, '\n');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len && !line_has(p, len, "plugin->init failed")) {
+      has_reason = 1;
+    }
+    p += len + (end ? 1 : 0);
+  }
+  int used = 0, nkept = 0;
+  int kept_at[64], kept_len[64];  // the lines kept so far: offsets and lengths in out
+  for (const char* p = message; *p;) {
+    const char* end = strchr(p, '\n');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    const char* line = p;
+    p += len + (end ? 1 : 0);
+    while (len && (line[len - 1] == ' ' || line[len - 1] == '\r')) len--;
+    if (!len) continue;
+    if (has_reason && line_has(line, len, "plugin->init failed")) {
+      continue;
+    }
+    // each line once
+    int seen = 0;
+    for (int i = 0; i < nkept && !seen; i++) {
+      seen = (size_t)kept_len[i] == len && !strncmp(out + kept_at[i], line, len);
+    }
+    if (seen) continue;
+    int w = snprintf(out + used, out_sz - used, "%s%.*s", used ? "; " : "", (int)len, line);
+    if (w < 0 || used + w >= out_sz) return;
+    if (nkept < 64) {
+      kept_at[nkept] = used + (used ? 2 : 0);
+      kept_len[nkept++] = (int)len;
+    }
+    used += w;
+  }
+  // MuJoCo refuses a <config key> the plugin did not declare: say which keys there are
+  if (strstr(out, "unrecognized attribute 'plugin:") && strstr(out, "for plugin cusp.contact")) {
+    char keys[2048];
+    cusp_config_unknown_key(keys, sizeof(keys), "");
+    const char* list = strstr(keys, "valid keys: ");
+    if (list) snprintf(out + used, out_sz - used, "; valid cusp.contact config %s", list + 6);
+  }
 }

@@ -32,6 +32,18 @@ int cusp_sim_run(char* json, int json_sz, char* err, int err_sz, const mjModel* 
                  const char* registered, int stock, const char* scene, double seconds,
                  const char* csv_path, cuspSimHook hook, void* hook_arg);
 
+// After cusp_sim_run (in the same thread): one line summarising the failed contact solves of
+// the run (count, the first one's time and status, the worst status; instance.h's
+// cusp_failure_line), for the caller to print once. Returns its length, 0 (out = "") when every
+// solve succeeded or the scene has no cusp.contact instance.
+int cusp_sim_failure_line(char* out, int out_sz);
+
+// MuJoCo's error for a scene that does not load or compile, as one line: the lines of the
+// message in order, each once (MuJoCo 4.0.0 appends the warnings of a failed compile to its
+// error twice), MuJoCo's generic "plugin->init failed" line dropped when a plugin said why, and
+// for an unknown cusp.contact config key the list of the valid ones.
+void cusp_error_line(char* out, int out_sz, const char* message);
+
 #ifdef __cplusplus
 }
 #endif

@@ -105,10 +105,18 @@ static const cuspConfigKey* find_key(const char* key) {
   return NULL;
 }
 
+void cusp_config_unknown_key(char* out, int out_sz, const char* key) {
+  int n = snprintf(out, out_sz, "cusp.contact: unknown config key '%s'; valid keys: ", key);
+  for (const cuspConfigKey* k = cusp_config_keys; k->key && n >= 0 && n < out_sz; k++) {
+    int w = snprintf(out + n, out_sz - n, "%s%s", k == cusp_config_keys ? "" : ", ", k->key);
+    if (w < 0) break;
+    n += w;
+  }
+}
+
 int cusp_config_override_set(const char* key, const char* value, char* err, int err_sz) {
   if (!key || !find_key(key)) {
-    snprintf(err, err_sz, "cusp.contact: unknown config key '%s' (value '%s')", key ? key : "",
-             value ? value : "");
+    cusp_config_unknown_key(err, err_sz, key ? key : "");
     return -1;
   }
   if (!value) {

@@ -113,6 +113,10 @@ const char* cusp_config_solver_name(int solver);
 int cusp_config_override_set(const char* key, const char* value, char* err, int err_sz);
 void cusp_config_override_clear(void);
 
+// "cusp.contact: unknown config key 'KEY'; valid keys: disks, environment, ..." (every key of
+// the table, in its order): the one line for a key cusp.contact does not have.
+void cusp_config_unknown_key(char* out, int out_sz, const char* key);
+
 // Text of the keys table as a Markdown table (for mjcf/README.md; checked by a test).
 int cusp_config_markdown(char* out, int out_sz);
 

@@ -98,10 +98,12 @@ static int parse_one(cuspControlValue* v, const cuspControlKey* k, const char* p
       errno = 0;
       double x = strtod(value, &end);
       if (end == value || errno == ERANGE || !is_blank(end) || !isfinite(x)) {
-        return cusp_control_fail(err, err_sz, plugin, k->key, value, "not a number");
+        return cusp_control_fail(err, err_sz, plugin, k->key, value,
+                                 "not a number; write a decimal number");
       }
       if (x < k->min || x > k->max) {
-        snprintf(why, sizeof(why), "out of range [%g, %g]", k->min, k->max);
+        snprintf(why, sizeof(why), "out of range [%g, %g]; write a value within it", k->min,
+                 k->max);
         return cusp_control_fail(err, err_sz, plugin, k->key, value, why);
       }
       v->real = x;
@@ -119,7 +121,7 @@ static int parse_one(cuspControlValue* v, const cuspControlKey* k, const char* p
         }
         c = bar ? bar + 1 : NULL;
       }
-      snprintf(why, sizeof(why), "expected one of %s", k->choices);
+      snprintf(why, sizeof(why), "expected one of %s; write one of them", k->choices);
       return cusp_control_fail(err, err_sz, plugin, k->key, value, why);
     }
     case CUSP_CONTROL_SITES:
@@ -149,7 +151,8 @@ static int parse_one(cuspControlValue* v, const cuspControlKey* k, const char* p
           return cusp_control_fail(err, err_sz, plugin, k->key, value, "not a list of numbers");
         }
         if (x < k->min || x > k->max) {
-          snprintf(why, sizeof(why), "%g out of range [%g, %g]", x, k->min, k->max);
+          snprintf(why, sizeof(why), "%g out of range [%g, %g]; write values within it", x,
+                   k->min, k->max);
           return cusp_control_fail(err, err_sz, plugin, k->key, value, why);
         }
         v->reals[v->nreal++] = x;

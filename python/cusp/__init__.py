@@ -17,6 +17,7 @@ pickling) each get their own plugin instance; unpickling in a fresh process need
 """
 from __future__ import annotations
 
+import copyreg
 import ctypes
 import csv
 import dataclasses
@@ -25,12 +26,14 @@ import json
 import os
 import pathlib
 import tempfile
+import warnings
 from typing import Any, Callable
 
 from cusp._plugin import (PLUGIN_NAME, REPO, PluginError, build_dir, config_keys,  # noqa: F401
                           load, pinned_mujoco_version, plugin_path, registered_path,
                           unknown_key_message)
 from cusp._plugin import headless_gl as _headless_gl
+from cusp._plugin import reduce_with_cusp as _reduce_with_cusp
 
 _headless_gl()
 
@@ -45,6 +48,11 @@ try:
     load()
 except PluginError:
     pass
+
+# a pickled MjModel / MjData of a cusp scene registers cusp when it is loaded (see
+# _plugin.restore); without it, MuJoCo dereferences the unknown plugin and the process crashes
+copyreg.pickle(mujoco.MjModel, _reduce_with_cusp)
+copyreg.pickle(mujoco.MjData, _reduce_with_cusp)
 
 
 def _cusp_plugins(spec: mujoco.MjSpec) -> list:
@@ -85,17 +93,24 @@ class SceneError(ValueError):
     """A scene that cannot be opened, parsed or compiled; the message is one line."""
 
 
+class SolveWarning(UserWarning):
+    """Contact solves failed in a run (:func:`run`): one line with their count, the first one's
+    time and status and the worst status."""
+
+
 def one_line(message: str) -> str:
-    """MuJoCo's multi-line load / compile errors as one line: repeated lines dropped (MuJoCo 4.0
-    initialises plugins twice while compiling, so their warning comes twice), and MuJoCo's
-    generic "plugin->init failed" dropped when the plugin said why."""
-    lines = list(dict.fromkeys(line.strip() for line in message.splitlines() if line.strip()))
-    if len(lines) > 1:
-        lines = [line for line in lines if "plugin->init failed" not in line] or lines
-    if any(f"plugin {PLUGIN_NAME} not found" in line for line in lines):
-        lines.append(f"{PLUGIN_NAME} is not registered in this process: import cusp first, or "
-                     "pip install the cusp checkout so that import mujoco registers it")
-    return "; ".join(lines)
+    """MuJoCo's multi-line load / compile error as one line: each line once, in order (MuJoCo
+    4.0.0 appends a plugin's warnings to a failed compile's error twice), MuJoCo's generic
+    "plugin->init failed" dropped when the plugin said why, the valid keys named for an unknown
+    cusp.contact config key (libcusp.so's cusp_error_line, as cusp-sim prints it), and how to
+    register cusp when MuJoCo did not find it."""
+    out = ctypes.create_string_buffer(8192)
+    _library().cusp_error_line(out, len(out), message.encode())
+    line = out.value.decode()
+    if f"plugin {PLUGIN_NAME} not found" in line:
+        line += (f"; {PLUGIN_NAME} is not registered in this process: import cusp first, or "
+                 "pip install the cusp checkout so that import mujoco registers it")
+    return line
 
 
 def stock_twin(spec: mujoco.MjSpec) -> mujoco.MjSpec:
@@ -166,11 +181,7 @@ def compile_spec(spec: mujoco.MjSpec, scene: Any = "scene") -> mujoco.MjModel:
     try:
         return spec.compile()
     except ValueError as err:
-        message = one_line(str(err))
-        unknown_key = "unrecognized attribute 'plugin:" in message
-        if unknown_key and f"' for plugin {PLUGIN_NAME}" in message:
-            message += f"; valid {PLUGIN_NAME} config keys: {', '.join(config_keys())}"
-        raise SceneError(f"{scene_name(scene)}: {message}") from None
+        raise SceneError(f"{scene_name(scene)}: {one_line(str(err))}") from None
 
 
 #: a controller: called as ``ctrl(model, data)`` before every ``mj_step``
@@ -206,10 +217,17 @@ def run(scene: Any, seconds: float = 2.0, stock: bool = False,
     ncontact, nstick, nslide, nbreak, solver_iterations, solver_status, normal_force_N, then
     ``<body>_x, _y, _z, _qw, _qx, _qy, _qz`` for every free body (docs/running.md); ``csv_path``
     also keeps the CSV. ``overrides`` are config keys of the cusp.contact instance (``--set
-    key=value``; ``solver`` is one). ``progress``: a text progress bar on stderr."""
+    key=value``; ``solver`` is one). ``progress``: a text progress bar on stderr.
+
+    Failed contact solves are counted in the summary (``solver_failures``, ``first_failure_s``,
+    ``first_failure_status``, ``worst_failure_status``) and summarised in one
+    :class:`SolveWarning` at the end of the run (the line ``cusp-sim`` prints)."""
     if solver:
         overrides["solver"] = solver
-    text, table = _simulate(scene, seconds, stock, timestep, progress, ctrl, csv_path, overrides)
+    text, table, failures = _simulate(scene, seconds, stock, timestep, progress, ctrl, csv_path,
+                                      overrides)
+    if failures:
+        warnings.warn(failures, SolveWarning, stacklevel=2)
     rows = list(csv.reader(io.StringIO(table)))
     header, body = rows[0], rows[1:]
     values = np.array(body, dtype=float).reshape(len(body), len(header))
@@ -218,8 +236,9 @@ def run(scene: Any, seconds: float = 2.0, stock: bool = False,
 
 def _simulate(scene: Any, seconds: float, stock: bool, timestep: float | None,
               progress: bool, ctrl: Controller | None, csv_path: str | os.PathLike | None,
-              overrides: dict) -> tuple[str, str]:
-    """cusp_sim_run on a model compiled here: (the JSON summary line, the CSV text)."""
+              overrides: dict) -> tuple[str, str, str]:
+    """cusp_sim_run on a model compiled here: (the JSON summary line, the CSV text, the one-line
+    summary of the failed contact solves or "")."""
     lib = _library()
     original = compile_spec(load_spec(scene, **({} if stock else overrides)), scene)
     registered = np.zeros(original.ngeom + 1, dtype=np.int8)
@@ -269,8 +288,9 @@ def _simulate(scene: Any, seconds: float, stock: bool, timestep: float | None,
             raise raised[0]
         if status:
             raise SceneError(f"{scene_name(scene)}: {err.value.decode()}")
+        lib.cusp_sim_failure_line(err, len(err))
         with open(path) as f:
-            return json_buf.value.decode(), f.read()
+            return json_buf.value.decode(), f.read(), err.value.decode()
 
 
 def compare(scene: Any, seconds: float = 2.0,
@@ -320,6 +340,10 @@ def _library() -> ctypes.CDLL:
         lib.cusp_sim_run.argtypes = [cp, ip, cp, ip, vp, vp, cp, ip, cp, ctypes.c_double, cp,
                                      _SIM_HOOK, vp]
         lib.cusp_sim_run.restype = ip
+        lib.cusp_sim_failure_line.argtypes = [cp, ip]
+        lib.cusp_sim_failure_line.restype = ip
+        lib.cusp_error_line.argtypes = [cp, ip, cp]
+        lib.cusp_error_line.restype = None
         _lib = lib
     return _lib
 

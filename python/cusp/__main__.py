@@ -33,6 +33,7 @@ import json
 import os
 import pathlib
 import sys
+import warnings
 from typing import Callable
 
 import cusp
@@ -149,9 +150,11 @@ def _run(argv: list[str], prog: str = "python -m cusp run") -> int:
     overrides = _overrides(args.set, prog)
     if args.solver:
         overrides["solver"] = args.solver
-    text, _ = cusp._simulate(args.scene, args.seconds, args.stock, args.timestep, False,
-                             args.control, args.csv, overrides)
+    text, _, failures = cusp._simulate(args.scene, args.seconds, args.stock, args.timestep, False,
+                                       args.control, args.csv, overrides)
     print(text)
+    if failures:
+        print(f"{prog}: {failures}", file=sys.stderr)
     return 0
 
 
@@ -177,8 +180,9 @@ def _compare(args: argparse.Namespace) -> int:
 
     runs = plots.compare_to_dir(args.scene, args.out, seconds=args.seconds,
                                 progress=not args.quiet, timestep=args.timestep,
-                                ctrl=args.control, **_overrides(args.set))
-    print(plots.summary_table(runs))
+                                ctrl=args.control, relative_to=args.relative_to,
+                                **_overrides(args.set))
+    print(plots.summary_table(runs, args.relative_to))
     print(f"python -m cusp compare: wrote {args.out}/summary.md and PNGs", file=sys.stderr)
     return 0
 
@@ -277,6 +281,8 @@ def _parser() -> argparse.ArgumentParser:
                       help="override the scene's time step (s)")
     cmp_.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                       help="override a cusp.contact config key (cusp run only)")
+    cmp_.add_argument("--relative-to", metavar="BODY",
+                      help="a free body: report every other body's slip in its frame")
     cmp_.add_argument("--quiet", action="store_true", help="no progress bar")
     ren = sub.add_parser("render", help="render a scene headless to a PNG or an MP4")
     _common(ren)
@@ -320,6 +326,19 @@ def main(argv: list[str] | None = None, prog: str = "python -m cusp") -> int:
     """The command line; every error is one line on stderr (2: bad arguments, 1: the rest)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     name = prog if prog != "python -m cusp" or not argv else f"{prog} {argv[0]}"
+    if argv and argv[0] in ("run", "compare", "render"):
+        from cusp import _plugin
+
+        _plugin.warnings_as_lines(name)
+    shown = warnings.showwarning
+
+    def show(message, category, *rest):  # a run's failed-solve summary: one line
+        if issubclass(category, cusp.SolveWarning):
+            print(f"{name}: {message}", file=sys.stderr)
+        else:
+            shown(message, category, *rest)
+
+    warnings.showwarning = show
     try:
         if argv and argv[0] == "run":
             return _run(argv[1:], prog if prog != "python -m cusp" else "python -m cusp run")

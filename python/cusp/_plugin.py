@@ -176,9 +176,86 @@ def config_keys(name: str = PLUGIN_NAME) -> tuple[str, ...]:
     return tuple(names[i].decode() for i in range(head.nattribute))
 
 
+# ---- pickling: a model or data with a cusp plugin loads cusp before MuJoCo makes it -----------
+
+#: the plugins libcusp.so registers
+PLUGIN_NAMES = (PLUGIN_NAME, "cusp.avoid", "cusp.inverse")
+
+
+def _cusp_slots() -> set[int]:
+    lib = _libmujoco()
+    slots = set()
+    for name in PLUGIN_NAMES:
+        slot = ctypes.c_int(-1)
+        if lib.mjp_getPlugin(name.encode(), ctypes.byref(slot)):
+            slots.add(slot.value)
+    return slots
+
+
+def uses_cusp(model) -> bool:
+    """Whether an MjModel has an instance of a plugin of libcusp.so."""
+    return model.nplugin > 0 and bool(set(int(s) for s in model.plugin) & _cusp_slots())
+
+
+def restore(cls: type):
+    """Unpickling an MjModel or MjData of a cusp scene: register cusp (:func:`load`) before
+    MuJoCo makes the object, which would crash on a plugin it does not know; raises
+    :class:`PluginError` (saying how to make libcusp.so found) when cusp cannot be loaded."""
+    try:
+        load()
+    except PluginError as err:
+        raise PluginError(f"this pickled mujoco.{cls.__name__} uses cusp's plugins, which do "
+                          f"not load here: {err}") from None
+    return cls.__new__(cls)
+
+
+def reduce_with_cusp(obj):
+    """copyreg reducer of mujoco.MjModel and mujoco.MjData (installed by ``import cusp``): a
+    model or data whose model uses a cusp plugin is pickled so that unpickling calls
+    :func:`restore` first (it imports cusp and registers the plugin); others as MuJoCo does."""
+    reduced = obj.__reduce_ex__(2)
+    model = obj if hasattr(obj, "plugin") and hasattr(obj, "nplugin") else getattr(obj, "model",
+                                                                                   None)
+    if model is None or not uses_cusp(model):
+        return reduced
+    return (restore, (type(obj),)) + tuple(reduced[2:])
+
+
 def unknown_key_message(key: str, name: str = PLUGIN_NAME) -> str:
     """One line naming an unknown config key of plugin ``name`` and every valid one."""
     return f"{name}: unknown config key '{key}'; valid keys: {', '.join(config_keys(name))}"
+
+
+class _LogMessage(ctypes.Structure):
+    # the leading fields of mjLogMessage (mujoco/mjtype.h)
+    _fields_ = [("level", ctypes.c_int), ("topic", ctypes.c_int),
+                ("subject", ctypes.c_char * 1024)]
+
+
+_LOG_HANDLER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_LogMessage))
+_log_handlers: list = []  # the installed handler and MuJoCo's previous one, kept alive
+
+
+def warnings_as_lines(prog: str) -> None:
+    """For a command line: MuJoCo's warnings (cusp's among them) printed as one line each,
+    ``PROG: warning: ...``, on stderr, instead of MuJoCo's block with a blank line that is also
+    appended to MUJOCO_LOG.TXT in the working directory; other messages go to MuJoCo's handler.
+    Process-wide (mju_setLogHandler); MuJoCo's compiler still collects its own warnings."""
+    lib = _libmujoco()
+    lib.mju_setLogHandler.argtypes = [ctypes.c_void_p]
+    lib.mju_setLogHandler.restype = ctypes.c_void_p
+    previous: list = []
+
+    def handle(msg: ctypes.POINTER(_LogMessage)) -> None:  # type: ignore[valid-type]
+        if msg.contents.level == 2:  # mjLOG_WARNING
+            text = msg.contents.subject.decode(errors="replace")
+            print(f"{prog}: warning: {text}", file=sys.stderr, flush=True)
+        elif previous[0]:
+            _LOG_HANDLER(previous[0])(msg)
+
+    handler = _LOG_HANDLER(handle)
+    previous.append(lib.mju_setLogHandler(ctypes.cast(handler, ctypes.c_void_p)))
+    _log_handlers.append((handler, previous))
 
 
 #: the message of a failed registration already printed by :func:`entry_point` (None: none)

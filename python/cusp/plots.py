@@ -61,6 +61,55 @@ def free_bodies(series: Series) -> list[str]:
     return [k[:-2] for k in series if k.endswith("_x") and k[:-2] + "_qw" in series]
 
 
+def _quat_rotate_inv(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """v expressed in the frame of unit quaternion q (w, x, y, z): R(q)^T v."""
+    w, u = q[0], -np.asarray(q[1:4])
+    t = 2.0 * np.cross(u, v)
+    return v + w * t + np.cross(u, t)
+
+
+def outcomes(series: Series, relative_to: str | None = None) -> dict[str, float]:
+    """What happened to every free body of a run (the CSV's ``<body>_x`` ... columns): its final
+    position ``<body>_x_m``, ``_y_m``, ``_z_m``; ``<body>_displacement_m``, the distance from
+    its first row (after the first step) to its last; with ``relative_to`` (another free body),
+    ``<body>_slip_m``: how far it moved in that body's frame (the change of their relative
+    position expressed in ``relative_to``'s orientation; 0 for two bodies moving as one); and for
+    a body registered with cusp (``<body>_mode`` columns) the shares of steps its largest patch
+    sticks (``<body>_stick``), slides (``_slide``) or carries no load (``_break``: contact without
+    impulse, or none), each in [0, 1] (NaN in a stock run, where MuJoCo has no modes). Raises
+    ValueError for a ``relative_to`` that is not a free body of the run."""
+    bodies = free_bodies(series)
+    if relative_to is not None and relative_to not in bodies:
+        raise ValueError(f"--relative-to '{relative_to}': not a free body of the run; free "
+                         f"bodies: {', '.join(bodies) or 'none'}")
+    out: dict[str, float] = {}
+
+    def position(body: str, i: int) -> np.ndarray:
+        return np.array([series[f"{body}_{a}"][i] for a in "xyz"])
+
+    def quat(body: str, i: int) -> np.ndarray:
+        return np.array([series[f"{body}_{a}"][i] for a in ("qw", "qx", "qy", "qz")])
+
+    for body in bodies:
+        if relative_to is not None and body == relative_to:
+            continue
+        first, last = position(body, 0), position(body, -1)
+        for a, value in zip("xyz", last):
+            out[f"{body}_{a}_m"] = float(value)
+        out[f"{body}_displacement_m"] = float(np.linalg.norm(last - first))
+        if relative_to is not None:
+            before = _quat_rotate_inv(quat(relative_to, 0), first - position(relative_to, 0))
+            after = _quat_rotate_inv(quat(relative_to, -1), last - position(relative_to, -1))
+            out[f"{body}_slip_m"] = float(np.linalg.norm(after - before))
+        mode = series.get(f"{body}_mode")
+        n = len(series["time"])
+        for name, value in (("stick", cusp.MODE_STICK), ("slide", cusp.MODE_SLIDE),
+                            ("break", cusp.MODE_BREAK)):
+            out[f"{body}_{name}"] = (float(np.count_nonzero(mode == value)) / n
+                                     if mode is not None and n else float("nan"))
+    return out
+
+
 def _draw(name: str, ax: Any, runs: dict[str, tuple[dict, Series]]) -> None:
     if name == "modes":
         for row, (label, (_, s)) in enumerate(runs.items()):
@@ -158,8 +207,8 @@ def plot(runs: dict[str, tuple[dict, Series]], out_dir: str | os.PathLike, title
     return written
 
 
-def metrics(summary: dict, series: Series) -> dict[str, Any]:
-    """Numbers of one run for the summary table."""
+def metrics(summary: dict, series: Series, relative_to: str | None = None) -> dict[str, Any]:
+    """Numbers of one run for the summary table (the outcomes of :func:`outcomes` per body)."""
     labels = timeline(series)
     n = max(len(labels), 1)
     row = {
@@ -176,9 +225,17 @@ def metrics(summary: dict, series: Series) -> dict[str, Any]:
         "solver failures": summary["solver_failures"],
         "us per step": summary["us_per_step"],
     }
+    out = outcomes(series, relative_to)
     for body in free_bodies(series):
-        row[f"{body} final x, y, z (m)"] = ", ".join(
-            f"{series[f'{body}_{a}'][-1]:.4f}" for a in "xyz")
+        if f"{body}_displacement_m" not in out:
+            continue  # the reference body itself
+        row[f"{body} final x, y, z (m)"] = ", ".join(f"{out[f'{body}_{a}_m']:.4f}" for a in "xyz")
+        row[f"{body} displacement (mm)"] = 1e3 * out[f"{body}_displacement_m"]
+        if relative_to is not None:
+            row[f"{body} slip relative to {relative_to} (mm)"] = 1e3 * out[f"{body}_slip_m"]
+        if not np.isnan(out[f"{body}_stick"]):
+            row[f"{body} stick / slide / break (% of steps)"] = " / ".join(
+                f"{100 * out[f'{body}_{k}']:.0f}" for k in ("stick", "slide", "break"))
     return row
 
 
@@ -188,9 +245,9 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def summary_table(runs: dict[str, tuple[dict, Series]]) -> str:
+def summary_table(runs: dict[str, tuple[dict, Series]], relative_to: str | None = None) -> str:
     """A Markdown table: one row per metric, one column per run."""
-    rows = {label: metrics(*run) for label, run in runs.items()}
+    rows = {label: metrics(*run, relative_to=relative_to) for label, run in runs.items()}
     keys = list(dict.fromkeys(k for r in rows.values() for k in r))
     lines = ["| | " + " | ".join(rows) + " |", "|---|" + "---|" * len(rows)]
     for key in keys:
@@ -200,12 +257,12 @@ def summary_table(runs: dict[str, tuple[dict, Series]]) -> str:
 
 def write_summary(runs: dict[str, tuple[dict, Series]], scene: str | os.PathLike,
                   seconds: float, out_dir: str | os.PathLike,
-                  pictures: list[pathlib.Path]) -> pathlib.Path:
+                  pictures: list[pathlib.Path], relative_to: str | None = None) -> pathlib.Path:
     """Write ``summary.md`` in out_dir: the table and links to the pictures."""
     out = pathlib.Path(out_dir)
     name = pathlib.Path(cusp.scene_name(scene)).name
     text = [f"# {name}: cusp vs stock MuJoCo, {seconds:g} s", "",
-            summary_table(runs), ""]
+            summary_table(runs, relative_to), ""]
     text += [f"![{p.stem}]({p.name})" for p in pictures]
     path = out / "summary.md"
     path.write_text("\n".join(text) + "\n")
@@ -214,13 +271,16 @@ def write_summary(runs: dict[str, tuple[dict, Series]], scene: str | os.PathLike
 
 def compare_to_dir(scene: str | os.PathLike, out_dir: str | os.PathLike, seconds: float = 2.0,
                    progress: bool = True, overview_only: bool = False,
+                   relative_to: str | None = None,
                    **kwargs: Any) -> dict[str, tuple[dict, Series]]:
     """Run a scene with cusp and stock (:func:`cusp.compare`), write the PNGs and summary.md to
-    out_dir; returns the runs."""
+    out_dir (outcomes per body, slip relative to ``relative_to``); returns the runs."""
     runs = cusp.compare(scene, seconds, progress=progress, **kwargs)
+    for _, series in runs.values():
+        outcomes(series, relative_to)  # a bad relative_to: one line, before any picture
     title = f"{pathlib.Path(cusp.scene_name(scene)).name}: cusp (solid) vs stock (dashed)"
     pictures = plot(runs, out_dir, title=title, singles=not overview_only)
-    write_summary(runs, scene, seconds, out_dir, pictures)
+    write_summary(runs, scene, seconds, out_dir, pictures, relative_to)
     return runs
 
 

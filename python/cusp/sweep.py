@@ -11,7 +11,9 @@ table and a picture.
 of N initial states (:func:`initial_states`) on T threads (:func:`run_batch`), one row per seed.
 ``--timestep`` values pair with ``--integrator`` values when both have the same length (as in
 the ablation: Euler at 1e-4 s, implicitfast at 1e-3 s), else every combination is run.
-Every run reports what ``bench/ablation`` judges ([CUSP] Sec. V-B, scenario C; references in
+Every run reports the outcome per free body (:func:`cusp.plots.outcomes`: final position,
+displacement, slip relative to ``--relative-to``, shares of steps sticking / sliding / without
+load) and what ``bench/ablation`` judges ([CUSP] Sec. V-B, scenario C; references in
 docs/references.md): the fraction of steps with contacts whose LCP solved (solver_status 0), the
 largest penetration and the completed fraction of the horizon (up to the first row with a
 non-finite value, |energy| > 1e6 J or penetration > 0.1 m); ``ok`` is solved >= 95%,
@@ -51,11 +53,14 @@ class Job:
     seeds: int = 1  # initial states per run; > 1: one mujoco.rollout batch
     perturb: float = 0.0  # m, std. dev. of the free bodies' initial position for seeds > 0
     threads: int = 1  # mujoco.rollout threads of the batch
+    relative_to: str | None = None  # a free body: the others' slip in its frame
+    control: str | None = None  # MODULE:FUNCTION or FILE.py:FUNCTION, ctrl(model, data)
 
 
 def grid(scenes: list[str | os.PathLike], sets: dict[str, list[str]],
          integrators: list[str | None], timesteps: list[float | None], seconds: float,
-         seeds: int = 1, perturb: float = 0.0, threads: int = 1) -> list[Job]:
+         seeds: int = 1, perturb: float = 0.0, threads: int = 1, relative_to: str | None = None,
+         control: str | None = None) -> list[Job]:
     """Every combination, scenes outermost; integrators and time steps paired when both lists
     have the same length > 1."""
     if len(integrators) == len(timesteps) > 1:
@@ -70,7 +75,7 @@ def grid(scenes: list[str | os.PathLike], sets: dict[str, list[str]],
         for values in itertools.product(*(sets[k] for k in keys)):
             for integrator, timestep in settings:
                 jobs.append(Job(path.name, xml, tuple(zip(keys, values)), integrator, timestep,
-                                seconds, seeds, perturb, threads))
+                                seconds, seeds, perturb, threads, relative_to, control))
     return jobs
 
 
@@ -100,10 +105,32 @@ def _spec(job: Job) -> Any:
     spec = mujoco.MjSpec.from_string(job.xml)
     spec.modelname = pathlib.Path(job.scene).stem
     if job.integrator:
-        spec.option.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{job.integrator.upper()}")
+        integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{job.integrator.upper()}", None)
+        if integrator is None:
+            names = [n[6:] for n in dir(mujoco.mjtIntegrator) if n.startswith("mjINT_")]
+            raise ValueError(f"integrator '{job.integrator}': expected one of "
+                             f"{', '.join(names)}")
+        spec.option.integrator = integrator
     if job.timestep:
         spec.option.timestep = job.timestep
     return spec
+
+
+def check(job: Job) -> None:
+    """Compile the job's scene with its settings, as the worker will: raises ValueError (one
+    line: the scene, the key, the value, the reason) for what the worker would refuse."""
+    import cusp
+
+    import mujoco
+
+    spec = _spec(job)
+    model = cusp.compile_spec(cusp.load_spec(spec, **dict(job.overrides)), job.scene)
+    if job.relative_to:
+        free = [model.body(b).name for b in range(1, model.nbody) if model.body_jntnum[b] >= 1
+                and model.jnt_type[model.body_jntadr[b]] == mujoco.mjtJoint.mjJNT_FREE]
+        if job.relative_to not in free:
+            raise ValueError(f"--relative-to '{job.relative_to}': not a free body of "
+                             f"{job.scene}; free bodies: {', '.join(free) or 'none'}")
 
 
 def run_job(job: Job) -> dict[str, Any] | list[dict[str, Any]]:
@@ -112,11 +139,18 @@ def run_job(job: Job) -> dict[str, Any] | list[dict[str, Any]]:
     ``seeds`` > 1 a batch (:func:`run_batch`, one row per seed)."""
     import cusp
 
+    from cusp import plots
+
     if job.seeds > 1:
         return run_batch(job)
     spec = _spec(job)
+    ctrl = None
+    if job.control:
+        from cusp.__main__ import controller
+
+        ctrl = controller(job.control)
     t0 = time.monotonic()
-    summary, series = cusp.run(spec, job.seconds, **dict(job.overrides))
+    summary, series = cusp.run(spec, job.seconds, ctrl=ctrl, **dict(job.overrides))
     row: dict[str, Any] = dict(scene=job.scene, integrator=job.integrator or "",
                                timestep=spec.option.timestep, **dict(job.overrides))
     row.update(judge(series, job.seconds))
@@ -124,7 +158,29 @@ def run_job(job: Job) -> dict[str, Any] | list[dict[str, Any]]:
                energy_max_step_increase_J=summary["energy_max_step_increase_J"],
                us_per_step=summary["us_per_step"], wall_s=time.monotonic() - t0,
                worker=f"{os.uname().nodename}:{os.getpid()}")
+    row.update(plots.outcomes(series, job.relative_to))
     return row
+
+
+def _batch_series(model: Any, trajectory: np.ndarray, n: int,
+                  mode_slot: dict[str, int]) -> dict[str, np.ndarray]:
+    """The CSV columns :func:`cusp.plots.outcomes` reads, from a rollout's states (n rows):
+    time, every free body's pose, and ``<body>_mode`` of the registered rigid bodies."""
+    import mujoco
+
+    series = {"time": trajectory[:n, 0]}
+    qpos0 = mujoco.mj_stateSize(model, mujoco.mjtState.mjSTATE_TIME)
+    for b in range(1, model.nbody):
+        if model.body_jntnum[b] < 1 or model.jnt_type[model.body_jntadr[b]] != \
+                mujoco.mjtJoint.mjJNT_FREE:
+            continue
+        name = model.body(b).name or f"body{b}"
+        adr = qpos0 + model.jnt_qposadr[model.body_jntadr[b]]
+        for k, suffix in enumerate(("x", "y", "z", "qw", "qx", "qy", "qz")):
+            series[f"{name}_{suffix}"] = trajectory[:n, adr + k]
+    for name, column in mode_slot.items():
+        series[f"{name}_mode"] = trajectory[:n, column]
+    return series
 
 
 def initial_states(model: Any, seeds: int, perturb: float) -> np.ndarray:
@@ -174,6 +230,14 @@ def run_batch(job: Job) -> list[dict[str, Any]]:
     instance = cusp.instances(model, datas[0])[0]
     base = mujoco.mj_stateSize(model, below) + model.plugin_stateadr[instance]
     slot = {name: base + k for k, name in enumerate(cusp.slot_names())}  # plugin/state.h
+    from cusp import plots
+
+    plugin = next(iter(p for p in _spec(job).plugins if p.plugin_name == cusp.PLUGIN_NAME), None)
+    patch_bodies = (dict(plugin.config).get("bodies", "") if plugin else "").split()
+    per_body = len(cusp.body_slot_names())
+    mode = cusp.body_slot_names().index("mode")
+    mode_slot = {name: base + len(cusp.slot_names()) + i * per_body + mode
+                 for i, name in enumerate(patch_bodies)}
     rows = []
     for k in range(job.seeds):
         trajectory = states[k]
@@ -198,6 +262,9 @@ def run_batch(job: Job) -> list[dict[str, Any]]:
                                    if n else 0.0,
                                    wall_s=wall / job.seeds,
                                    worker=f"{os.uname().nodename}:{os.getpid()}")
+        if n:
+            row.update(plots.outcomes(_batch_series(model, trajectory, n, mode_slot),
+                                      job.relative_to))
         rows.append(row)
     return rows
 
@@ -238,13 +305,31 @@ def run_grid(jobs: list[Job], workers: int | None = None, address: str | None = 
                           f"{time.monotonic() - start:7.1f} s] {r['scene']} "
                           f"{_setting(r, jobs[k])} solved {100 * r['solved']:5.1f}% pen "
                           f"{1e3 * r['penetration_m']:.3f} mm done {100 * r['completion']:.0f}% "
-                          f"{'OK' if r['ok'] else 'FAIL'}", file=sys.stderr, flush=True)
+                          f"{'OK' if r['ok'] else 'FAIL'}{_outcome_text(r)}", file=sys.stderr,
+                          flush=True)
         flat: list[dict[str, Any]] = []
         for result in rows:
             flat.extend(result if isinstance(result, list) else [result])  # type: ignore[arg-type]
         return flat
     finally:
         ray.shutdown()
+
+
+def _outcome_text(row: dict) -> str:
+    """'; block moved 295.1 mm, slip 3.0 mm, stick/slide/break 0/100/0 %' for each body."""
+    parts = []
+    for key in row:
+        if not key.endswith("_displacement_m"):
+            continue
+        body = key[:-len("_displacement_m")]
+        text = f"{body} moved {1e3 * row[key]:.1f} mm"
+        if f"{body}_slip_m" in row:
+            text += f", slip {1e3 * row[f'{body}_slip_m']:.1f} mm"
+        if not math.isnan(row.get(f"{body}_stick", float("nan"))):
+            text += ", stick/slide/break " + "/".join(
+                f"{100 * row[f'{body}_{k}']:.0f}" for k in ("stick", "slide", "break")) + " %"
+        parts.append(text)
+    return "".join(f"; {p}" for p in parts)
 
 
 def _setting(row: dict, job: Job) -> str:
@@ -305,8 +390,9 @@ EPILOG = (
     "Time steps pair with integrators when both lists have the same length; otherwise every "
     "combination runs. Each run is judged as bench/ablation judges it: the share of steps with "
     "contacts whose solve succeeded, the largest penetration and the completed share of the "
-    "horizon. An unknown config key is refused before Ray starts, naming the valid keys (they "
-    "are documented in mjcf/README.md). Example: python -m cusp sweep mjcf/scenario_a_45_3.xml "
+    "horizon. Every grid point is compiled before Ray starts: an unknown config key (naming the "
+    "valid keys, documented in mjcf/README.md), a value out of range or an unknown integrator "
+    "is refused in one line without starting Ray. Example: python -m cusp sweep mjcf/scenario_a_45_3.xml "
     "--set ruiz=true,false --integrator Euler,implicitfast --timestep 1e-4,1e-3 --out "
     "results/sweep")
 
@@ -339,6 +425,13 @@ def main(argv: list[str], parser_class: type = argparse.ArgumentParser) -> int:
     parser.add_argument("--out", default="results/sweep",
                         help="output directory for sweep.csv and sweep.png (default "
                         "results/sweep)")
+    parser.add_argument("--relative-to", metavar="BODY",
+                        help="a free body of the scenes: every other body's slip in its frame "
+                        "(column <body>_slip_m)")
+    parser.add_argument("--control", metavar="MODULE:FUNCTION",
+                        help="a Python controller FUNCTION(model, data) called before every step "
+                        "of every run (importable on the workers: a module on their path or "
+                        "FILE.py:FUNCTION)")
     parser.add_argument("--quiet", action="store_true",
                         help="do not print a line per finished run")
     args = parser.parse_args(argv)
@@ -361,8 +454,27 @@ def main(argv: list[str], parser_class: type = argparse.ArgumentParser) -> int:
         timesteps = [float(v) for v in _values(args.timestep)] or [None]
     except ValueError:
         parser.error(f"argument --timestep: '{args.timestep}': expected numbers, e.g. 1e-4,1e-3")
+    control = None
+    if args.control:
+        from cusp.__main__ import controller
+
+        try:
+            controller(args.control)  # importable here; the workers import it again
+        except argparse.ArgumentTypeError as err:
+            parser.error(f"argument --control: {err}")
+        if args.seeds > 1:
+            parser.error("argument --control: a controller cannot drive a mujoco.rollout batch "
+                         "(--seeds > 1); run one seed per grid point")
+        where, _, name = args.control.rpartition(":")
+        control = (f"{os.path.abspath(where)}:{name}"
+                   if where.endswith(".py") or os.sep in where else args.control)
     jobs = grid(args.scenes, sets, _values(args.integrator) or [None], timesteps, args.seconds,
-                args.seeds, args.perturb, args.threads)
+                args.seeds, args.perturb, args.threads, args.relative_to, control)
+    for job in jobs:  # every grid point compiles here before Ray starts: a bad value, too
+        try:
+            check(job)
+        except ValueError as err:
+            parser.error(f"{err}")
     start = time.monotonic()
     rows = run_grid(jobs, args.workers, args.address, progress=not args.quiet)
     wall = time.monotonic() - start
