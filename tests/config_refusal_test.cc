@@ -333,7 +333,7 @@ TEST_F(ConfigRefusal, ErrorLineIsThePluginsLineOnce) {
   std::string text(out);
   EXPECT_EQ(text.find("unrecognized attribute 'plugin:frictoin'"),
             text.rfind("unrecognized attribute 'plugin:frictoin'")) << text;
-  EXPECT_NE(text.find("; valid cusp.contact config keys: disks, environment, bodies"),
+  EXPECT_NE(text.find("; valid cusp.contact config keys: disks, environment, visual_geoms, bodies"),
             std::string::npos) << text;
   EXPECT_EQ(text.find('\n'), std::string::npos) << text;
 }
