@@ -323,36 +323,8 @@ static int hull2(Cand* c, int n, Cand* tmp) {
   return k;
 }
 
-// clip a convex polygon (or segment, point) against x[axis]*sgn <= lim; gap interpolated linearly
-static int clip_half(Cand* out, const Cand* in, int n, int axis, mjtNum sgn, mjtNum lim) {
-  if (n <= 0) return 0;  // an earlier clip left nothing (the body lies beyond a face edge)
-  if (n == 1) {
-    if (sgn * in[0].x[axis] <= lim) {
-      out[0] = in[0];
-      return 1;
-    }
-    return 0;
-  }
-  int k = 0, closed = n >= 3;
-  int nedge = closed ? n : 1;
-  for (int i = 0; i < nedge; i++) {
-    const Cand* a = in + i;
-    const Cand* b = in + (i + 1) % n;
-    mjtNum da = sgn * a->x[axis] - lim, db = sgn * b->x[axis] - lim;
-    if (da <= 0) out[k++] = *a;
-    if ((da < 0 && db > 0) || (da > 0 && db < 0)) {
-      mjtNum f = da / (da - db);
-      Cand q = *a;
-      for (int j = 0; j < 2; j++) q.x[j] = a->x[j] + f * (b->x[j] - a->x[j]);
-      q.gap = a->gap + f * (b->gap - a->gap);
-      out[k++] = q;
-    }
-    if (!closed && db <= 0) out[k++] = *b;
-  }
-  return k;
-}
-
-// clip a convex polygon (or segment, point) against e . x <= lim (e unit, in the t, o plane)
+// clip a convex polygon (or segment, point) against e . x <= lim (e unit, in the t, o plane); gap
+// interpolated linearly
 static int clip_dir(Cand* out, const Cand* in, int n, const mjtNum e[2], mjtNum lim) {
   if (n <= 0) return 0;
   if (n == 1) {
@@ -380,6 +352,14 @@ static int clip_dir(Cand* out, const Cand* in, int n, const mjtNum e[2], mjtNum 
   }
   return k;
 }
+
+// clip against x[axis] * sgn <= lim
+
+static int clip_half(Cand* out, const Cand* in, int n, int axis, mjtNum sgn, mjtNum lim) {
+  const mjtNum e[2] = {axis == 0 ? sgn : 0, axis == 1 ? sgn : 0};
+  return clip_dir(out, in, n, e, lim);
+}
+
 
 // the n points in a clipped to the finite face S (its rectangle, or its polygon), b scratch of the
 // same size; the result in a, its count returned
