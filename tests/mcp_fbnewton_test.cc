@@ -74,7 +74,7 @@ Cubic MakeCubic(int n, uint64_t seed) {
 }
 
 cuspMcpProblem ProblemOf(Cubic& c) {
-  return {c.n, c.lo.data(), c.hi.data(), CubicF, CubicJ, &c};
+  return {c.n, c.lo.data(), c.hi.data(), CubicF, CubicJ, &c, nullptr, 0, 0};
 }
 
 TEST(McpFbNewton, NonlinearBoxProblemsWithKnownSolution) {
@@ -129,7 +129,7 @@ int ZeroJ(mjtNum* J, int ldj, const mjtNum*, int n, void*) {
 
 TEST(McpFbNewton, UnsolvableIsNotReportedSolved) {
   // F = -1 with z >= 0: no solution (z would have to be +inf). With an upper bound, z = hi.
-  cuspMcpProblem p = {2, nullptr, nullptr, NegativeF, ZeroJ, nullptr};
+  cuspMcpProblem p = {2, nullptr, nullptr, NegativeF, ZeroJ, nullptr, nullptr, 0, 0};
   cuspMcpOptions opt = cusp_mcp_default_options();
   std::vector<double> z(2), work(cusp_mcp_worksize(2) / 8 + 1);
   cuspMcpInfo info;

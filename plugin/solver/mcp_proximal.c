@@ -73,6 +73,11 @@ size_t cusp_mcp_proximal_worksize(int n) {
   return CUSP_ALIGN(cusp_mcp_worksize(n)) + CUSP_ALIGN(4 * nn * sizeof(mjtNum));
 }
 
+size_t cusp_mcp_proximal_problem_worksize(const cuspMcpProblem* prob) {
+  size_t nn = (size_t)(prob->n > 0 ? prob->n : 1);
+  return CUSP_ALIGN(cusp_mcp_problem_worksize(prob)) + CUSP_ALIGN(4 * nn * sizeof(mjtNum));
+}
+
 //---------------------------------- plain Newton on the original problem -----------------------
 
 // At most max_iter FB Newton steps on the original problem from z; the result replaces z (and the
@@ -120,12 +125,13 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
   cuspMcpInfo* out = &info->mcp;
   out->residual = out->merit = INFINITY;
   out->status = CUSP_LCP_BAD_INPUT;
-  if (!prob || prob->n < 0 || !prob->residual || !prob->jacobian || !prox || !opt) {
+  if (!prob || prob->n < 0 || !prob->residual || !(prob->jacobian || prob->jacobian_band) ||
+      !prox || !opt) {
     out->message = "bad size or missing callback";
     return out->status;
   }
   const int n = prob->n;
-  if (work_bytes < cusp_mcp_proximal_worksize(n)) {
+  if (work_bytes < cusp_mcp_proximal_problem_worksize(prob)) {
     out->message = "workspace too small";
     return out->status;
   }
@@ -153,7 +159,7 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
   if (!(po.inner_tol_rel >= 0)) po.inner_tol_rel = 1e-2;
 
   size_t nn = (size_t)(n > 0 ? n : 1);
-  size_t inner_bytes = CUSP_ALIGN(cusp_mcp_worksize(n));
+  size_t inner_bytes = CUSP_ALIGN(cusp_mcp_problem_worksize(prob));
   mjtNum* anchor = (mjtNum*)((char*)work + inner_bytes);  // (n) anchor of the outer step
   mjtNum* zin = anchor + nn;                              // (n) inner iterate
   mjtNum* F = zin + nn;                                   // (n) original F at zin

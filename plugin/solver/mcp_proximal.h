@@ -71,6 +71,8 @@ typedef struct cuspMcpProxInfo_ {
 cuspMcpProxOptions cusp_mcp_proximal_default_options(void);
 
 size_t cusp_mcp_proximal_worksize(int n);
+// Workspace of a problem (its band, if it has one).
+size_t cusp_mcp_proximal_problem_worksize(const cuspMcpProblem* prob);
 
 // z (n): in = initial guess if opt->warm_start (else 0), projected onto the box; out = solution
 // (best iterate of the original problem on failure). F (n): out = original F(z) (may be NULL).
