@@ -280,9 +280,34 @@ int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d, c
 
 void cusp_dynamics_jac(mjtNum* jacp, mjtNum* jacr, const cuspDynamics* dyn, const mjModel* m,
                        const mjData* d, const mjtNum point[3], int body) {
+  cusp_dynamics_jac_span(jacp, jacr, dyn, m, d, point, body, 0, dyn->nv);
+}
+
+void cusp_dynamics_chain(int* lo, int* hi, const cuspDynamics* dyn, const mjModel* m, int body) {
+  *lo = *hi = 0;
+  while (body > 0 && m->body_dofnum[body] == 0) body = m->body_parentid[body];
+  if (body <= 0) return;
+  int a0 = dyn->nv, a1 = -1;
+  for (int j = m->body_dofadr[body] + m->body_dofnum[body] - 1; j >= 0; j = m->dof_parentid[j]) {
+    int a = dyn->local[j];
+    if (a < 0) continue;
+    if (a < a0) a0 = a;
+    if (a > a1) a1 = a;
+  }
+  if (a1 >= a0) {
+    *lo = a0;
+    *hi = a1 + 1;
+  }
+}
+
+void cusp_dynamics_jac_span(mjtNum* jacp, mjtNum* jacr, const cuspDynamics* dyn,
+                            const mjModel* m, const mjData* d, const mjtNum point[3], int body,
+                            int lo, int hi) {
   int nv = dyn->nv;
-  if (jacp) memset(jacp, 0, 3 * (size_t)nv * sizeof(mjtNum));
-  if (jacr) memset(jacr, 0, 3 * (size_t)nv * sizeof(mjtNum));
+  for (int r = 0; r < 3 && hi > lo; r++) {
+    if (jacp) memset(jacp + (size_t)r * nv + lo, 0, (size_t)(hi - lo) * sizeof(mjtNum));
+    if (jacr) memset(jacr + (size_t)r * nv + lo, 0, (size_t)(hi - lo) * sizeof(mjtNum));
+  }
   // a body without own dofs moves with the nearest ancestor that has some
   while (body > 0 && m->body_dofnum[body] == 0) body = m->body_parentid[body];
   if (body <= 0) return;

@@ -64,6 +64,16 @@ int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d, c
 void cusp_dynamics_jac(mjtNum* jacp, mjtNum* jacr, const cuspDynamics* dyn, const mjModel* m,
                        const mjData* d, const mjtNum point[3], int body);
 
+// [*lo, *hi): the island columns the point Jacobians of body b can be nonzero at (the hull of
+// its chain of dofs); 0, 0 for the world or a body without dofs above it.
+void cusp_dynamics_chain(int* lo, int* hi, const cuspDynamics* dyn, const mjModel* m, int body);
+
+// As cusp_dynamics_jac, but only the columns [lo, hi) are written (they must hold b's chain):
+// O(chain) instead of O(nv) when the caller reads no other column.
+void cusp_dynamics_jac_span(mjtNum* jacp, mjtNum* jacr, const cuspDynamics* dyn,
+                            const mjModel* m, const mjData* d, const mjtNum point[3], int body,
+                            int lo, int hi);
+
 // v (nv, island) := the island's entries of a model vector (nv_model)
 void cusp_dynamics_gather(mjtNum* v, const cuspDynamics* dyn, const mjtNum* full);
 

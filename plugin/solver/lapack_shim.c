@@ -355,6 +355,25 @@ int cusp_dpotrs_env(mjtNum* b, const mjtNum* l, int n, int nrhs, int lda, int ld
   return 0;
 }
 
+void cusp_dpotrs_env_range(mjtNum* x, const mjtNum* l, int lda, const int* env, int n, int lo,
+                           int hi) {
+  const int* first = env;
+  const int* last = env + n;
+  int i0 = lo;
+  while (i0 < hi && x[i0] == 0) i0++;
+  for (int i = i0; i < hi; i++) {
+    mjtNum s = x[i];
+    for (int k = first[i] > i0 ? first[i] : i0; k < i; k++) s -= l[i + (size_t)k * lda] * x[k];
+    x[i] = s / l[i + (size_t)i * lda];
+  }
+  for (int i = hi - 1; i >= lo; i--) {
+    const mjtNum* li = l + (size_t)i * lda;
+    mjtNum s = x[i];
+    for (int k = i + 1; k <= last[i]; k++) s -= li[k] * x[k];
+    x[i] = s / li[i];
+  }
+}
+
 void cusp_dtrsm_lower_left(mjtNum* b, char trans, const mjtNum* a, mjtNum alpha, int n, int nrhs,
                            int lda, int ldb) {
   const char side = 'L', uplo = 'L', diag = 'N';

@@ -52,6 +52,11 @@ void cusp_envelope(int* env, const mjtNum* a, int n, int lda);
 int cusp_dpotrf_env(mjtNum* a, int n, int lda, const int* env);
 // Also skips each right-hand side's leading zeros (a contact row touches few dofs).
 int cusp_dpotrs_env(mjtNum* b, const mjtNum* l, int n, int nrhs, int lda, int ldb, const int* env);
+// One right-hand side b that is zero outside [lo, hi), a union of whole diagonal blocks of the
+// envelope (no entry of l couples it to the rest): the solve of cusp_dpotrs_env over that range
+// only (b stays zero outside it), the same numbers.
+void cusp_dpotrs_env_range(mjtNum* b, const mjtNum* l, int lda, const int* env, int n, int lo,
+                           int hi);
 // B := alpha op(A)^-1 B with A lower triangular on the left; trans 'N' or 'T'; b (ldb x nrhs).
 void cusp_dtrsm_lower_left(mjtNum* b, char trans, const mjtNum* a, mjtNum alpha, int n, int nrhs,
                            int lda, int ldb);

@@ -26,7 +26,11 @@ int cusp_patch_work_init(cuspPatchWork* w, const mjModel* m) {
   w->dv = (mjtNum*)calloc((size_t)m->nv + 1, sizeof(mjtNum));
   w->ntree = (int)m->ntree;
   w->tree_slot = (int*)malloc(((size_t)m->ntree + 1) * sizeof(int));
-  if (!w->jac || !w->jac2 || !w->dv || !w->tree_slot || cusp_patch_set_init(&w->set, m)) return -1;
+  w->blk = (int*)malloc((2 * (size_t)m->nv + 1) * sizeof(int));
+  if (!w->jac || !w->jac2 || !w->dv || !w->tree_slot || !w->blk ||
+      cusp_patch_set_init(&w->set, m)) {
+    return -1;
+  }
   for (int t = 0; t < w->ntree; t++) w->tree_slot[t] = -1;
   return cusp_patch_work_reserve(w, 8, 64, 72);
 }
@@ -48,6 +52,7 @@ void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->zpatch);
   free(w->order);
   free(w->tree_slot);
+  free(w->blk);
   free(w->tree_list);
   free(w->ub0);
   free(w->p);
@@ -446,20 +451,23 @@ static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob
 
 //---------------------------------- assembly --------------------------------------------------------
 
-// relative rows of patch P into J (row-major, stride nv of the island)
+// relative rows of patch P into J (row-major, stride nv of the island), written over the
+// columns [lo, hi) only (the hull of the chains of dofs of its bodies; the rest is never read)
 static void patch_jacobian(cuspPatchWork* w, const cuspPatch* P, const cuspDynamics* dyn,
-                           const mjModel* m, const mjData* d, mjtNum* J) {
+                           const mjModel* m, const mjData* d, mjtNum* J, int lo, int hi) {
   int nv = dyn->nv;
   mjtNum* jp = w->jac;
   mjtNum* jr = w->jac + 3 * nv;
-  cusp_dynamics_jac(jp, jr, dyn, m, d, P->origin, P->body[0]);
+  cusp_dynamics_jac_span(jp, jr, dyn, m, d, P->origin, P->body[0], lo, hi);
   if (P->body[1] > 0) {
     mjtNum* jp2 = w->jac2;
     mjtNum* jr2 = w->jac2 + 3 * nv;
-    cusp_dynamics_jac(jp2, jr2, dyn, m, d, P->origin, P->body[1]);
-    for (int i = 0; i < 3 * nv; i++) {
-      jp[i] -= jp2[i];
-      jr[i] -= jr2[i];
+    cusp_dynamics_jac_span(jp2, jr2, dyn, m, d, P->origin, P->body[1], lo, hi);
+    for (int x = 0; x < 3; x++) {
+      for (int i = x * nv + lo; i < x * nv + hi; i++) {
+        jp[i] -= jp2[i];
+        jr[i] -= jr2[i];
+      }
     }
   }
   const mjtNum* t = P->frame;
@@ -471,17 +479,58 @@ static void patch_jacobian(cuspPatchWork* w, const cuspPatch* P, const cuspDynam
     mju_sub3(r, P->vert + 3 * k, P->origin);
     mju_cross(rn, r, n);
     mjtNum* row = J + (size_t)k * nv;
-    for (int c = 0; c < nv; c++) {
+    for (int c = lo; c < hi; c++) {
       row[c] = n[0] * jp[c] + n[1] * jp[nv + c] + n[2] * jp[2 * nv + c] + rn[0] * jr[c] +
                rn[1] * jr[nv + c] + rn[2] * jr[2 * nv + c];
     }
   }
-  for (int c = 0; c < nv; c++) {
+  for (int c = lo; c < hi; c++) {
     J[(size_t)K * nv + c] = t[0] * jp[c] + t[1] * jp[nv + c] + t[2] * jp[2 * nv + c];
     J[(size_t)(K + 1) * nv + c] = o[0] * jp[c] + o[1] * jp[nv + c] + o[2] * jp[2 * nv + c];
     if (has_torsion(P)) {
       J[(size_t)(K + 2) * nv + c] = n[0] * jr[c] + n[1] * jr[nv + c] + n[2] * jr[2 * nv + c];
     }
+  }
+}
+
+// [*lo, *hi): the island columns patch P's rows can be nonzero at (the hull of its bodies'
+// chains), or all of them when the rows are reduced through a null-space basis (N mixes them)
+static void patch_columns(int* lo, int* hi, const cuspPatch* P, const cuspDynamics* dyn,
+                          const mjModel* m) {
+  if (!dyn->identity) {
+    *lo = 0;
+    *hi = dyn->nv;
+    return;
+  }
+  int l0, h0, l1 = 0, h1 = 0;
+  cusp_dynamics_chain(&l0, &h0, dyn, m, P->body[0]);
+  if (P->body[1] > 0) cusp_dynamics_chain(&l1, &h1, dyn, m, P->body[1]);
+  if (h1 <= l1) {
+    l1 = l0;
+    h1 = h0;
+  } else if (h0 <= l0) {
+    l0 = l1;
+    h0 = h1;
+  }
+  *lo = l0 < l1 ? l0 : l1;
+  *hi = h0 > h1 ? h0 : h1;
+}
+
+// blk[i] := one past the last column of the diagonal block of the envelope of L that holds
+// column i (Mr^-1 maps a vector supported on whole blocks to the same blocks), blk[nr + i] :=
+// its first column
+static void envelope_blocks(int* blk, const cuspDynamics* dyn) {
+  int nr = dyn->nr, start = 0, reach = -1;
+  const int* last = dyn->env + nr;
+  for (int i = 0; i <= nr; i++) {
+    if (i == nr || i > reach) {  // a block [start, i) closes
+      for (int k = start; k < i; k++) {
+        blk[k] = i;
+        blk[nr + k] = start;
+      }
+      start = i;
+    }
+    if (i < nr && last[i] > reach) reach = last[i];
   }
 }
 
@@ -866,13 +915,20 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   *max_pen = 0;
   if (!w->nisland) return 0;
 
-  // rows, free velocities and gap terms
+  // rows, free velocities and gap terms; rspan[4a], rspan[4a + 1]: the columns row a is
+  // written at (outside them the buffers hold stale numbers, never read)
+  int* span = w->rspan;  // row a of Jr: [span[4a], span[4a+1]); of X: [span[4a+2], span[4a+3])
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
     mjtNum* J = w->J + (size_t)w->row_of[i] * nv;
-    patch_jacobian(w, P, dyn, m, d, J);
+    int lo, hi;
+    patch_columns(&lo, &hi, P, dyn, m);
+    patch_jacobian(w, P, dyn, m, d, J, lo, hi);
     for (int r = 0; r < patch_rows(P); r++) {
-      mjtNum vfree = mju_dot(J + (size_t)r * nv, vloc, nv);
+      int a = w->row_of[i] + r;
+      span[4 * a] = lo;
+      span[4 * a + 1] = hi;
+      mjtNum vfree = mju_dot(J + (size_t)r * nv + lo, vloc + lo, hi - lo);
       w->ub[w->row_of[i] + r] = vfree;  // kept for hold_immobile_rows (ub is free until the solve)
       if (r < P->nvert) {
         vfree = cusp_normal_rhs(vfree, P->gap[r], h, cfg->gap_alpha, cfg->pushout_speed);
@@ -882,20 +938,43 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   }
   // Delassus W = Jr Mr^-1 Jr^T and X = Mr^-1 Jr^T (rows)
   int nr = dyn->nr;
-  cusp_dynamics_reduce(w->Jr, dyn, w->J, nrows);
-  // X (row-major nrows x nr) is column-major nr x nrows: one solve with nrows right-hand sides
-  memcpy(w->X, w->Jr, (size_t)nrows * nr * sizeof(mjtNum));
-  if (nr > 0) cusp_dpotrs_env(w->X, dyn->L, nr, nrows, nr, nr, dyn->env);
+  if (dyn->identity) {
+    // Jr = J; X_a = Mr^-1 Jr_a over the diagonal blocks of L that row a's columns touch (Mr is
+    // block diagonal over the island's trees: a row costs its bodies' dofs, not the island's)
+    int* blk = w->blk;
+    envelope_blocks(blk, dyn);
+    for (int a = 0; a < nrows; a++) {
+      int lo = span[4 * a], hi = span[4 * a + 1];
+      const mjtNum* ja = w->J + (size_t)a * nv;
+      mjtNum* jr = w->Jr + (size_t)a * nr;
+      mjtNum* xa = w->X + (size_t)a * nr;
+      memcpy(jr + lo, ja + lo, (size_t)(hi - lo) * sizeof(mjtNum));
+      if (hi <= lo) {
+        span[4 * a + 2] = span[4 * a + 3] = 0;
+        continue;
+      }
+      int xlo = blk[nr + lo], xhi = blk[hi - 1];
+      span[4 * a + 2] = xlo;
+      span[4 * a + 3] = xhi;
+      memset(xa + xlo, 0, (size_t)(xhi - xlo) * sizeof(mjtNum));
+      memcpy(xa + lo, ja + lo, (size_t)(hi - lo) * sizeof(mjtNum));
+      cusp_dpotrs_env_range(xa, dyn->L, nr, dyn->env, nr, xlo, xhi);
+    }
+  } else {
+    cusp_dynamics_reduce(w->Jr, dyn, w->J, nrows);
+    // X (row-major nrows x nr) is column-major nr x nrows: one solve with nrows right-hand sides
+    memcpy(w->X, w->Jr, (size_t)nrows * nr * sizeof(mjtNum));
+    if (nr > 0) cusp_dpotrs_env(w->X, dyn->L, nr, nrows, nr, nr, dyn->env);
+    for (int a = 0; a < nrows; a++) {
+      for (int t = 0; t < 2; t++) {
+        const mjtNum* row = (t ? w->X : w->Jr) + (size_t)a * nr;
+        nonzero_range(span + 4 * a + 2 * t, row, nr);
+      }
+    }
+  }
   // W_ab = Jr_a . X_b over the columns where both can be nonzero: a row touches one or two
   // bodies, and with many bodies in one island (a stack) Mr is block diagonal, so most pairs of
   // rows share no column (exact zeros skipped: the same sums in the same order)
-  int* span = w->rspan;  // row a of Jr: [span[4a], span[4a+1]); of X: [span[4a+2], span[4a+3])
-  for (int a = 0; a < nrows; a++) {
-    for (int t = 0; t < 2; t++) {
-      const mjtNum* row = (t ? w->X : w->Jr) + (size_t)a * nr;
-      nonzero_range(span + 4 * a + 2 * t, row, nr);
-    }
-  }
   couple_patches(w);
   // only the entries of W over each row's hull are set (and read: the others are exact zeros)
   for (int i = 0; i < w->nisland; i++) {
@@ -1061,15 +1140,19 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   // dv = N Mr^-1 Jr^T p = N sum_r p_r X_r
   mjtNum* du = w->jac;  // (nr) scratch
   mju_zero(du, nr);
-  for (int r = 0; r < nrows; r++) mju_addToScl(du, w->X + (size_t)r * nr, w->p[r], nr);
+  for (int r = 0; r < nrows; r++) {
+    int lo = span[4 * r + 2], hi = span[4 * r + 3];
+    if (w->p[r] != 0 && hi > lo) mju_addToScl(du + lo, w->X + (size_t)r * nr + lo, w->p[r], hi - lo);
+  }
   cusp_dynamics_expand(dv, dyn, du);
   // linearised gaps after the correction: g + h J dv at every vertex (island rows)
   cusp_dynamics_gather(vloc, dyn, dv);
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
     for (int k = 0; k < P->nvert; k++) {
-      const mjtNum* row = w->J + (size_t)(w->row_of[i] + k) * nv;
-      mjtNum after = P->gap[k] + h * mju_dot(row, vloc, nv);
+      int a = w->row_of[i] + k, lo = span[4 * a], hi = span[4 * a + 1];
+      const mjtNum* row = w->J + (size_t)a * nv;
+      mjtNum after = P->gap[k] + h * mju_dot(row + lo, vloc + lo, hi - lo);
       if (-after > *max_pen) *max_pen = -after;
     }
   }

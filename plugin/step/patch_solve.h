@@ -49,6 +49,7 @@ typedef struct cuspPatchWork_ {
   int ntree;                // m->ntree
   int* tree_slot;           // (ntree) scratch of the patch ordering: -1 between islands
   int* tree_list;           // (2 cap_patch + ntree + 1) scratch: patches by tree
+  int* blk;                 // (2 nv) scratch: the diagonal blocks of the envelope of L
   int band, kl, ku;         // the Newton matrices of the island are band (kl, ku) matrices
   int bands;                // islands solved in band mode (since init)
   mjtNum* ub0;              // (cap_rows) velocity of the rows without impulse (+ gap terms)
