@@ -187,7 +187,9 @@ TEST(McpFbNewton, BandModeSolvesAsTheDenseMode) {
     cuspMcpProblem dense = ProblemOf(b.c);
     cuspMcpProblem band = {n, b.c.lo.data(), b.c.hi.data(), BandCubicF, nullptr, &b, BandCubicJ,
                            kl, ku};
-    if (n >= 40) EXPECT_LT(cusp_mcp_problem_worksize(&band), cusp_mcp_problem_worksize(&dense) / 4);
+    if (n >= 40) {
+      EXPECT_LT(cusp_mcp_problem_worksize(&band), cusp_mcp_problem_worksize(&dense) / 4);
+    }
     cuspMcpOptions opt = cusp_mcp_default_options();
     std::vector<double> zd(n, 0), zb(n, 0), F(n);
     std::vector<double> wd(cusp_mcp_problem_worksize(&dense) / 8 + 1);
