@@ -42,6 +42,12 @@ typedef struct cuspDynamics_ {
   int ndriven;      // driven rows last seen
   mjtNum* proj;     // scratch of the projection with driven rows (NULL: the model has none)
   mjtNum* scratch;  // (nv x nv + 2 nv + ne_max nv)
+  int meff_ld;      // leading dimension Meff was last written with (0: all of it is zero)
+  int l_ld;         // the same for L
+  int* meff_first;  // (cap) row i of the last Meff holds nonzeros at columns >= meff_first[i]
+                    // only (and column i at rows >= it): cleared before the next island's, so
+                    // that an island of many bodies costs its envelope, not nv^2
+  int* l_first;     // (cap) the same for L
   int basis_updates;// how many times N was recomputed (E changed)
   const unsigned char* eq_compliant;  // (neq) borrowed, NULL: none; 1: the equality's rows enter
                                       // Meff as Je^T D Je instead of E

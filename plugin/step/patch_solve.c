@@ -592,11 +592,12 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
 // The Newton matrices of an island are band matrices once its patches are ordered along the
 // chains of bodies they join (a stack: patch k couples to k - 1 and k + 1 only). The band solve
 // costs O(n (kl + ku)^2) a Newton step against the dense LU's n^3 / 3; it is used when the band
-// is at most a third of the unknowns and the island has at least BAND_MIN_UNKNOWNS of them
-// (below that the dense LU costs less than a band factor's bookkeeping: measured on stacks).
-enum { BAND_MIN_UNKNOWNS = 48 };
+// is at most two thirds of the unknowns and the island has at least BAND_MIN_UNKNOWNS of them.
+// Measured on stacks of equal boxes (band kl = ku = 13): from 6 boxes (42 unknowns) up the band
+// solve costs less a Newton step; a tapering stack of 5 (43 unknowns, band 43) is faster dense.
+enum { BAND_MIN_UNKNOWNS = 40 };
 static int band_pays(int n, int kl, int ku) {
-  return n >= BAND_MIN_UNKNOWNS && 3 * (kl + ku + 1) <= n;
+  return n >= BAND_MIN_UNKNOWNS && 3 * (kl + ku + 1) <= 2 * n;
 }
 
 static inline int ranges_meet(int alo, int ahi, int blo, int bhi) {
