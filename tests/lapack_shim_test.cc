@@ -3,6 +3,7 @@
 // and dense SPD matrices; and the envelope they read.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -86,6 +87,99 @@ TEST(LapackShim, EnvelopeCholeskyReportsANonPositiveMatrixAsLapack) {
   int info_env = cusp_dpotrf_env(a.data(), n, n, env.data());
   EXPECT_EQ(info_env, cusp_dpotrf(b.data(), n, n));
   EXPECT_EQ(info_env, 9);
+}
+
+}  // namespace
+
+namespace {
+
+// general band matrix (column-major n x n, kl sub-, ku superdiagonals), small diagonal so that
+// partial pivoting swaps rows
+std::vector<mjtNum> Band(int n, int kl, int ku, uint64_t seed) {
+  std::vector<mjtNum> a(n * n, 0.0);
+  for (int j = 0; j < n; j++) {
+    for (int i = j - ku > 0 ? j - ku : 0; i <= j + kl && i < n; i++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      a[i + j * n] = ((seed >> 11) * (1.0 / 9007199254740992.0)) - 0.5;
+    }
+  }
+  return a;
+}
+
+TEST(LapackShim, BandLuSolvesAsTheDenseLuWithTheSamePivots) {
+  struct Case { int n, kl, ku; };
+  for (Case c : {Case{30, 2, 3}, Case{41, 6, 6}, Case{12, 0, 4}, Case{12, 4, 0}, Case{1, 0, 0},
+                 Case{9, 8, 8}}) {
+    SCOPED_TRACE(testing::Message() << "n " << c.n << " kl " << c.kl << " ku " << c.ku);
+    std::vector<mjtNum> a = Band(c.n, c.kl, c.ku, 3 + c.n), lu = a;
+    int ldab = 2 * c.kl + c.ku + 1;
+    std::vector<mjtNum> ab(ldab * c.n, 99.0);  // garbage in the fill rows: must be ignored
+    for (int j = 0; j < c.n; j++) {
+      for (int i = j - c.ku > 0 ? j - c.ku : 0; i <= j + c.kl && i < c.n; i++) {
+        ab[c.kl + c.ku + i - j + j * ldab] = a[i + j * c.n];
+      }
+    }
+    std::vector<int> ipiv(c.n), ipiv_band(c.n);
+    ASSERT_EQ(cusp_dgetrf(lu.data(), ipiv.data(), c.n, c.n, c.n), 0);
+    ASSERT_EQ(cusp_dgbtrf(ab.data(), ipiv_band.data(), c.n, c.kl, c.ku, ldab), 0);
+    EXPECT_EQ(ipiv, ipiv_band);
+    std::vector<mjtNum> b(c.n), x(c.n), y(c.n);
+    for (int i = 0; i < c.n; i++) b[i] = x[i] = y[i] = 1.0 + 0.1 * i;
+    cusp_dgetrs(x.data(), 'N', lu.data(), ipiv.data(), c.n, 1, c.n, c.n);
+    cusp_dgbtrs(y.data(), ab.data(), ipiv_band.data(), c.n, c.kl, c.ku, ldab);
+    for (int i = 0; i < c.n; i++) {
+      mjtNum r = -b[i];  // residual of the band solution, A y - b
+      for (int j = 0; j < c.n; j++) r += a[i + j * c.n] * y[j];
+      EXPECT_NEAR(r, 0.0, 1e-10) << "row " << i;
+      EXPECT_NEAR(y[i], x[i], 1e-9 * (1 + std::fabs(x[i]))) << "x" << i;
+    }
+  }
+}
+
+TEST(LapackShim, BandLuReportsTheFirstZeroPivot) {
+  int n = 4, kl = 1, ku = 1, ldab = 2 * kl + ku + 1;
+  std::vector<mjtNum> ab(ldab * n, 0.0);  // A = diag(1, 0, 1, 1): column 1 has no pivot
+  for (int j : {0, 2, 3}) ab[kl + ku + j * ldab] = 1;
+  std::vector<int> ipiv(n);
+  EXPECT_EQ(cusp_dgbtrf(ab.data(), ipiv.data(), n, kl, ku, ldab), 2);
+}
+
+TEST(LapackShim, BandCholeskyEqualsDenseCholesky) {
+  for (int kd : {0, 1, 3, 7}) {
+    int n = 25, ldab = kd + 1;
+    std::vector<mjtNum> a = Spd(n, 1, kd, 11 + kd), dense = a;
+    std::vector<mjtNum> ab(ldab * n, 0.0);
+    for (int j = 0; j < n; j++) {
+      for (int i = j; i <= j + kd && i < n; i++) ab[i - j + j * ldab] = a[i + j * n];
+    }
+    ASSERT_EQ(cusp_dpotrf(dense.data(), n, n), 0);
+    ASSERT_EQ(cusp_dpbtrf(ab.data(), n, kd, ldab), 0);
+    for (int j = 0; j < n; j++) {
+      for (int i = j; i <= j + kd && i < n; i++) {
+        EXPECT_NEAR(ab[i - j + j * ldab], dense[i + j * n], 1e-13) << "L(" << i << "," << j << ")";
+      }
+    }
+    std::vector<mjtNum> x(n), y(n);
+    for (int i = 0; i < n; i++) x[i] = y[i] = std::sin(1.0 + i);
+    cusp_dpotrs(x.data(), dense.data(), n, 1, n, n);
+    cusp_dpbtrs(y.data(), ab.data(), n, kd, ldab);
+    for (int i = 0; i < n; i++) EXPECT_NEAR(y[i], x[i], 1e-13 * (1 + std::fabs(x[i]))) << i;
+  }
+  std::vector<mjtNum> ab = {1.0, 2.0, 2.0, 1.0};  // [[1, 2], [2, 1]]: not positive definite
+  EXPECT_EQ(cusp_dpbtrf(ab.data(), 2, 1, 2), 2);
+}
+
+TEST(LapackShim, RangeSolveOnWholeBlocksEqualsTheFullSolve) {
+  int n = 36;
+  std::vector<mjtNum> a = Spd(n, 6, 0, 5);
+  std::vector<int> env(2 * n);
+  cusp_envelope(env.data(), a.data(), n, n);
+  ASSERT_EQ(cusp_dpotrf_env(a.data(), n, n, env.data()), 0);
+  std::vector<mjtNum> full(n, 0.0), range(n, 0.0);
+  for (int i = 13; i < 20; i++) full[i] = range[i] = 1.0 + i;  // blocks [12, 24)
+  cusp_dpotrs_env(full.data(), a.data(), n, 1, n, n, env.data());
+  cusp_dpotrs_env_range(range.data(), a.data(), n, env.data(), n, 12, 24);
+  for (int i = 0; i < n; i++) EXPECT_EQ(range[i], full[i]) << i;
 }
 
 }  // namespace

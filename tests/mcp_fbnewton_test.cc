@@ -74,7 +74,7 @@ Cubic MakeCubic(int n, uint64_t seed) {
 }
 
 cuspMcpProblem ProblemOf(Cubic& c) {
-  return {c.n, c.lo.data(), c.hi.data(), CubicF, CubicJ, &c};
+  return {c.n, c.lo.data(), c.hi.data(), CubicF, CubicJ, &c, nullptr, 0, 0};
 }
 
 TEST(McpFbNewton, NonlinearBoxProblemsWithKnownSolution) {
@@ -129,7 +129,7 @@ int ZeroJ(mjtNum* J, int ldj, const mjtNum*, int n, void*) {
 
 TEST(McpFbNewton, UnsolvableIsNotReportedSolved) {
   // F = -1 with z >= 0: no solution (z would have to be +inf). With an upper bound, z = hi.
-  cuspMcpProblem p = {2, nullptr, nullptr, NegativeF, ZeroJ, nullptr};
+  cuspMcpProblem p = {2, nullptr, nullptr, NegativeF, ZeroJ, nullptr, nullptr, 0, 0};
   cuspMcpOptions opt = cusp_mcp_default_options();
   std::vector<double> z(2), work(cusp_mcp_worksize(2) / 8 + 1);
   cuspMcpInfo info;
@@ -142,4 +142,70 @@ TEST(McpFbNewton, UnsolvableIsNotReportedSolved) {
   EXPECT_NEAR(z[0], 2, 1e-10);
   EXPECT_NEAR(z[1], 3, 1e-10);
 }
+}  // namespace
+
+namespace {
+
+// The cubic problem with M restricted to a band (kl, ku), diagonally dominant (strictly
+// monotone): its Jacobian in band storage for the band mode
+struct BandCubic {
+  Cubic c;
+  int kl, ku;
+};
+
+int BandCubicJ(mjtNum* J, int ldj, const mjtNum* z, int n, void* u) {
+  BandCubic* b = static_cast<BandCubic*>(u);
+  for (int j = 0; j < n; j++) {
+    for (int i = j - b->ku > 0 ? j - b->ku : 0; i <= j + b->kl && i < n; i++) {
+      J[b->ku + i - j + j * ldj] = b->c.M[i + j * n] + (i == j ? 3 * z[i] * z[i] : 0);
+    }
+  }
+  return 0;
+}
+
+int BandCubicF(mjtNum* F, const mjtNum* z, int n, void* u) {
+  return CubicF(F, z, n, &static_cast<BandCubic*>(u)->c);
+}
+
+TEST(McpFbNewton, BandModeSolvesAsTheDenseMode) {
+  for (int n : {5, 40, 120}) {
+    int kl = 3, ku = 2;
+    BandCubic b{MakeCubic(n, 9), kl, ku};
+    uint64_t s = 99;
+    for (int j = 0; j < n; j++) {
+      for (int i = 0; i < n; i++) {
+        bool in = i - j <= kl && j - i <= ku;
+        b.c.M[i + j * n] = !in ? 0 : (i == j ? 4 : cusp_synth_uniform(&s) - 0.5);
+      }
+    }
+    for (int i = 0; i < n; i++) {  // c for the known solution with the banded M
+      double v = b.c.zstar[i] * b.c.zstar[i] * b.c.zstar[i];
+      for (int j = 0; j < n; j++) v += b.c.M[i + j * n] * b.c.zstar[j];
+      b.c.c[i] = v - b.c.wstar[i];
+    }
+    SCOPED_TRACE("n=" + std::to_string(n));
+    cuspMcpProblem dense = ProblemOf(b.c);
+    cuspMcpProblem band = {n, b.c.lo.data(), b.c.hi.data(), BandCubicF, nullptr, &b, BandCubicJ,
+                           kl, ku};
+    if (n >= 40) {
+      EXPECT_LT(cusp_mcp_problem_worksize(&band), cusp_mcp_problem_worksize(&dense) / 4);
+    }
+    cuspMcpOptions opt = cusp_mcp_default_options();
+    std::vector<double> zd(n, 0), zb(n, 0), F(n);
+    std::vector<double> wd(cusp_mcp_problem_worksize(&dense) / 8 + 1);
+    std::vector<double> wb(cusp_mcp_problem_worksize(&band) / 8 + 1);
+    cuspMcpInfo id, ib;
+    cusp_mcp_fbnewton(zd.data(), nullptr, &id, &dense, &opt, wd.data(), wd.size() * 8);
+    cusp_mcp_fbnewton(zb.data(), F.data(), &ib, &band, &opt, wb.data(), wb.size() * 8);
+    ASSERT_EQ(id.status, CUSP_LCP_SOLVED) << id.message;
+    ASSERT_EQ(ib.status, CUSP_LCP_SOLVED) << ib.message;
+    EXPECT_LE(ib.residual, 1e-10);
+    EXPECT_EQ(ib.iterations, id.iterations);  // the same Newton directions up to rounding
+    for (int i = 0; i < n; i++) {
+      EXPECT_NEAR(zb[i], b.c.zstar[i], 1e-8) << i;
+      EXPECT_NEAR(F[i], b.c.wstar[i], 1e-7) << i;
+    }
+  }
+}
+
 }  // namespace

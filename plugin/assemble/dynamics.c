@@ -50,6 +50,8 @@ int cusp_dynamics_init(cuspDynamics* dyn, const mjModel* m, int cap) {
   dyn->N = (mjtNum*)calloc(nn, sizeof(mjtNum));
   dyn->L = (mjtNum*)calloc(nn, sizeof(mjtNum));
   dyn->env = (int*)calloc(2 * (size_t)nv + 1, sizeof(int));
+  dyn->meff_first = (int*)calloc((size_t)nv + 1, sizeof(int));
+  dyn->l_first = (int*)calloc((size_t)nv + 1, sizeof(int));
   dyn->driven = (unsigned char*)calloc((size_t)dyn->ne_max + 1, 1);
   int any_driven = 0;
   for (int e = 0; e < m->neq; e++) any_driven |= mocap_driven(m, e);
@@ -62,7 +64,7 @@ int cusp_dynamics_init(cuspDynamics* dyn, const mjModel* m, int cap) {
   // null_space needs ne nv + nv nv + nv; the projection 2 nv; the reduction 3 nv per row block
   dyn->scratch = (mjtNum*)calloc(nn + 3 * (size_t)nv + (size_t)dyn->ne_max * nv, sizeof(mjtNum));
   if (!dyn->dofs || !dyn->local || !dyn->Meff || !dyn->E || !dyn->N || !dyn->L || !dyn->env ||
-      !dyn->driven || any_driven < 0 || !dyn->scratch) {
+      !dyn->driven || any_driven < 0 || !dyn->scratch || !dyn->meff_first || !dyn->l_first) {
     cusp_dynamics_free(dyn);
     return -1;
   }
@@ -79,6 +81,8 @@ void cusp_dynamics_free(cuspDynamics* dyn) {
   free(dyn->N);
   free(dyn->L);
   free(dyn->env);
+  free(dyn->meff_first);
+  free(dyn->l_first);
   free(dyn->driven);
   free(dyn->proj);
   free(dyn->scratch);
@@ -87,10 +91,34 @@ void cusp_dynamics_free(cuspDynamics* dyn) {
 
 // Meff (nv x nv, island dofs) from M at time t (MuJoCo's sparse lower triangle: row i holds its
 // ancestors and itself) and the damping the integrator treated implicitly
-static void effective_inertia(mjtNum* Meff, const cuspDynamics* dyn, const mjModel* m,
+// Zero the symmetric profile {(i, k), (k, i): first[i] <= k <= i} of a (n x n, leading dimension
+// n): what the last island wrote there, all the rest being zero already.
+static void clear_profile(mjtNum* a, int n, const int* first) {
+  for (int i = 0; i < n; i++) {
+    for (int k = first[i]; k <= i; k++) {
+      a[(size_t)i * n + k] = 0;
+      a[(size_t)k * n + i] = 0;
+    }
+  }
+}
+
+// the lowest column each row of the lower triangle of a (n x n, column-major) is nonzero at,
+// given that no row holds a nonzero left of first[i] (in and out: cusp_envelope's first[])
+static void refine_profile(int* first, const mjtNum* a, int n) {
+  for (int i = 0; i < n; i++) {
+    while (first[i] < i && a[i + (size_t)first[i] * n] == 0) first[i]++;
+  }
+}
+
+static void effective_inertia(mjtNum* Meff, cuspDynamics* dyn, const mjModel* m,
                               const mjData* d) {
   int nv = dyn->nv;
-  memset(Meff, 0, (size_t)nv * nv * sizeof(mjtNum));
+  int* first = dyn->meff_first;
+  // the last island's entries back to zero (Meff is zero elsewhere), then this island's profile:
+  // M couples a dof to its ancestors only (the trees), qDeriv to the dofs it couples
+  if (dyn->meff_ld > 0) clear_profile(Meff, dyn->meff_ld, first);
+  for (int a = 0; a < nv; a++) first[a] = a;
+  dyn->meff_ld = nv;
   for (int a = 0; a < nv; a++) {
     int i = dyn->dofs[a];
     int adr = m->M_rowadr[i];
@@ -99,6 +127,8 @@ static void effective_inertia(mjtNum* Meff, const cuspDynamics* dyn, const mjMod
       if (b < 0) continue;  // cannot happen: a dof's ancestors share its tree
       Meff[a * nv + b] = d->M[adr + k];
       Meff[b * nv + a] = d->M[adr + k];
+      int hi = a > b ? a : b, lo = a > b ? b : a;
+      if (lo < first[hi]) first[hi] = lo;
     }
   }
   mjtNum h = m->opt.timestep;
@@ -121,6 +151,8 @@ static void effective_inertia(mjtNum* Meff, const cuspDynamics* dyn, const mjMod
       if (b < 0) continue;
       Meff[a * nv + b] -= 0.5 * h * d->qDeriv[adr + k];
       Meff[b * nv + a] -= 0.5 * h * d->qDeriv[adr + k];
+      int hi = a > b ? a : b, lo = a > b ? b : a;
+      if (lo < first[hi]) first[hi] = lo;
     }
   }
 }
@@ -266,23 +298,70 @@ int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d, c
   }
   int nr = dyn->nr;
   if (nr == 0) return 0;
+  // L := Mr (then its factor), zero outside its profile: the last island's profile cleared, and
+  // with N = I only Meff's profile copied (a copy of all of Meff, at the cost of the profile)
+  if (dyn->l_ld > 0) clear_profile(dyn->L, dyn->l_ld, dyn->l_first);
+  dyn->l_ld = nr;
+  int* first = dyn->l_first;
   if (dyn->identity) {
-    memcpy(dyn->L, dyn->Meff, (size_t)nv * nv * sizeof(mjtNum));
+    memcpy(first, dyn->meff_first, (size_t)nv * sizeof(int));
+    for (int i = 0; i < nv; i++) {
+      for (int k = first[i]; k <= i; k++) {
+        dyn->L[(size_t)i * nv + k] = dyn->Meff[(size_t)i * nv + k];
+        dyn->L[(size_t)k * nv + i] = dyn->Meff[(size_t)k * nv + i];
+      }
+    }
   } else {
     // L := N^T Meff N  (scratch := Meff N, nv x nr)
     cusp_dgemm(dyn->scratch, 'N', 'N', dyn->Meff, dyn->N, 1, 0, nv, nr, nv, nv, nv, nv);
     cusp_dgemm(dyn->L, 'T', 'N', dyn->N, dyn->scratch, 1, 0, nr, nr, nv, nv, nv, nr);
+    for (int i = 0; i < nr; i++) first[i] = 0;
   }
-  // the factor keeps leading dimension nr and the envelope of Mr
-  cusp_envelope(dyn->env, dyn->L, nr, nr);
+  // the factor keeps leading dimension nr and the envelope of Mr (cusp_envelope's: the first
+  // nonzero column of each row, found from the profile instead of from column 0)
+  int* env_first = dyn->env;
+  int* env_last = dyn->env + nr;
+  memcpy(env_first, first, (size_t)nr * sizeof(int));
+  refine_profile(env_first, dyn->L, nr);
+  for (int i = 0; i < nr; i++) env_last[i] = i;
+  for (int i = 0; i < nr; i++) {
+    for (int k = env_first[i]; k < i; k++) {
+      if (env_last[k] < i) env_last[k] = i;
+    }
+  }
   return cusp_dpotrf_env(dyn->L, nr, nr, dyn->env) == 0 ? 0 : -1;
 }
 
 void cusp_dynamics_jac(mjtNum* jacp, mjtNum* jacr, const cuspDynamics* dyn, const mjModel* m,
                        const mjData* d, const mjtNum point[3], int body) {
+  cusp_dynamics_jac_span(jacp, jacr, dyn, m, d, point, body, 0, dyn->nv);
+}
+
+void cusp_dynamics_chain(int* lo, int* hi, const cuspDynamics* dyn, const mjModel* m, int body) {
+  *lo = *hi = 0;
+  while (body > 0 && m->body_dofnum[body] == 0) body = m->body_parentid[body];
+  if (body <= 0) return;
+  int a0 = dyn->nv, a1 = -1;
+  for (int j = m->body_dofadr[body] + m->body_dofnum[body] - 1; j >= 0; j = m->dof_parentid[j]) {
+    int a = dyn->local[j];
+    if (a < 0) continue;
+    if (a < a0) a0 = a;
+    if (a > a1) a1 = a;
+  }
+  if (a1 >= a0) {
+    *lo = a0;
+    *hi = a1 + 1;
+  }
+}
+
+void cusp_dynamics_jac_span(mjtNum* jacp, mjtNum* jacr, const cuspDynamics* dyn,
+                            const mjModel* m, const mjData* d, const mjtNum point[3], int body,
+                            int lo, int hi) {
   int nv = dyn->nv;
-  if (jacp) memset(jacp, 0, 3 * (size_t)nv * sizeof(mjtNum));
-  if (jacr) memset(jacr, 0, 3 * (size_t)nv * sizeof(mjtNum));
+  for (int r = 0; r < 3 && hi > lo; r++) {
+    if (jacp) memset(jacp + (size_t)r * nv + lo, 0, (size_t)(hi - lo) * sizeof(mjtNum));
+    if (jacr) memset(jacr + (size_t)r * nv + lo, 0, (size_t)(hi - lo) * sizeof(mjtNum));
+  }
   // a body without own dofs moves with the nearest ancestor that has some
   while (body > 0 && m->body_dofnum[body] == 0) body = m->body_parentid[body];
   if (body <= 0) return;

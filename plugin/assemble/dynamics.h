@@ -42,6 +42,12 @@ typedef struct cuspDynamics_ {
   int ndriven;      // driven rows last seen
   mjtNum* proj;     // scratch of the projection with driven rows (NULL: the model has none)
   mjtNum* scratch;  // (nv x nv + 2 nv + ne_max nv)
+  int meff_ld;      // leading dimension Meff was last written with (0: all of it is zero)
+  int l_ld;         // the same for L
+  int* meff_first;  // (cap) row i of the last Meff holds nonzeros at columns >= meff_first[i]
+                    // only (and column i at rows >= it): cleared before the next island's, so
+                    // that an island of many bodies costs its envelope, not nv^2
+  int* l_first;     // (cap) the same for L
   int basis_updates;// how many times N was recomputed (E changed)
   const unsigned char* eq_compliant;  // (neq) borrowed, NULL: none; 1: the equality's rows enter
                                       // Meff as Je^T D Je instead of E
@@ -63,6 +69,16 @@ int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d, c
 // model), so that many small islands cost linear time.
 void cusp_dynamics_jac(mjtNum* jacp, mjtNum* jacr, const cuspDynamics* dyn, const mjModel* m,
                        const mjData* d, const mjtNum point[3], int body);
+
+// [*lo, *hi): the island columns the point Jacobians of body b can be nonzero at (the hull of
+// its chain of dofs); 0, 0 for the world or a body without dofs above it.
+void cusp_dynamics_chain(int* lo, int* hi, const cuspDynamics* dyn, const mjModel* m, int body);
+
+// As cusp_dynamics_jac, but only the columns [lo, hi) are written (they must hold b's chain):
+// O(chain) instead of O(nv) when the caller reads no other column.
+void cusp_dynamics_jac_span(mjtNum* jacp, mjtNum* jacr, const cuspDynamics* dyn,
+                            const mjModel* m, const mjData* d, const mjtNum point[3], int body,
+                            int lo, int hi);
 
 // v (nv, island) := the island's entries of a model vector (nv_model)
 void cusp_dynamics_gather(mjtNum* v, const cuspDynamics* dyn, const mjtNum* full);

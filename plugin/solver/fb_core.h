@@ -15,9 +15,13 @@ typedef struct cuspFbCore_ {
   const mjtNum* jac_const;      // (ld_const x n) constant Jacobian, or NULL
   int ld_const;
   int affine;                   // 1: F(z + t d) = F(z) + t J d (no callback in the line search)
+  cuspMcpJacobianBandFn jacobian_band;  // band mode (mcp.h) when set: jacobian unused, no
+  int kl, ku;                           // jac_const, no affine
 } cuspFbCore;
 
 size_t cusp_fb_core_worksize(int n, int const_jac);
+// workspace of the band mode
+size_t cusp_fb_core_band_worksize(int n, int kl, int ku);
 
 // z (n) in/out, F (n) out (may be NULL). work of cusp_fb_core_worksize bytes (not checked).
 cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F, cuspMcpInfo* info, const cuspFbCore* core,

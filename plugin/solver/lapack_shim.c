@@ -122,6 +122,118 @@ int cusp_dgetrs(mjtNum* b, char trans, const mjtNum* lu, const int* ipiv, int n,
   return 0;
 }
 
+// Band LU as LAPACK's dgbtf2 (unblocked): column j's pivot among rows j .. j + kl, the row
+// interchange applied to the columns up to the last one it reaches (ju), then the rank-1 update.
+int cusp_dgbtrf(mjtNum* ab, int* ipiv, int n, int kl, int ku, int ldab) {
+  const int kv = kl + ku;
+  int info = 0, ju = 0;
+  for (int j = 0; j < n; j++) {
+    mjtNum* col = ab + (size_t)j * ldab;
+    for (int r = 0; r < kl; r++) col[r] = 0;
+  }
+  for (int j = 0; j < n; j++) {
+    mjtNum* aj = ab + (size_t)j * ldab + kv;  // aj[r] = A(j + r, j)
+    int km = kl < n - 1 - j ? kl : n - 1 - j;
+    int jp = 0;
+    mjtNum big = fabs(aj[0]);
+    for (int r = 1; r <= km; r++) {
+      if (fabs(aj[r]) > big) {
+        big = fabs(aj[r]);
+        jp = r;
+      }
+    }
+    ipiv[j] = j + jp + 1;
+    if (aj[jp] == 0) {
+      if (!info) info = j + 1;
+      continue;
+    }
+    int last = j + ku + jp < n - 1 ? j + ku + jp : n - 1;
+    if (last > ju) ju = last;
+    if (jp != 0) {
+      for (int c = j; c <= ju; c++) {
+        mjtNum* cc = ab + (size_t)c * ldab + kv - c;  // cc[i] = A(i, c)
+        mjtNum t = cc[j];
+        cc[j] = cc[j + jp];
+        cc[j + jp] = t;
+      }
+    }
+    mjtNum inv = 1 / aj[0];
+    for (int r = 1; r <= km; r++) aj[r] *= inv;
+    for (int c = j + 1; c <= ju; c++) {
+      mjtNum* cc = ab + (size_t)c * ldab + kv - c;
+      mjtNum f = cc[j];
+      if (f == 0) continue;
+      for (int r = 1; r <= km; r++) cc[j + r] -= aj[r] * f;
+    }
+  }
+  return info;
+}
+
+void cusp_dgbtrs(mjtNum* b, const mjtNum* ab, const int* ipiv, int n, int kl, int ku, int ldab) {
+  const int kv = kl + ku;
+  for (int j = 0; j < n; j++) {  // L y = P b
+    int p = ipiv[j] - 1;
+    if (p != j) {
+      mjtNum t = b[j];
+      b[j] = b[p];
+      b[p] = t;
+    }
+    const mjtNum* lj = ab + (size_t)j * ldab + kv;
+    int km = kl < n - 1 - j ? kl : n - 1 - j;
+    mjtNum bj = b[j];
+    if (bj != 0) {
+      for (int r = 1; r <= km; r++) b[j + r] -= lj[r] * bj;
+    }
+  }
+  for (int j = n - 1; j >= 0; j--) {  // U x = y, U with kl + ku superdiagonals
+    const mjtNum* uj = ab + (size_t)j * ldab + kv - j;  // uj[i] = U(i, j)
+    b[j] /= uj[j];
+    mjtNum bj = b[j];
+    if (bj == 0) continue;
+    for (int i = j - kv > 0 ? j - kv : 0; i < j; i++) b[i] -= uj[i] * bj;
+  }
+}
+
+int cusp_dpbtrf(mjtNum* ab, int n, int kd, int ldab) {
+  // column by column (left-looking), as cusp_dpotrf restricted to the band
+  for (int j = 0; j < n; j++) {
+    mjtNum* aj = ab + (size_t)j * ldab - j;  // aj[i] = L(i, j)
+    int k0 = j - kd > 0 ? j - kd : 0;
+    mjtNum djj = aj[j];
+    for (int k = k0; k < j; k++) {
+      mjtNum l = ab[(size_t)k * ldab + j - k];
+      djj -= l * l;
+    }
+    if (!(djj > 0)) return j + 1;
+    djj = sqrt(djj);
+    aj[j] = djj;
+    int i1 = j + kd < n - 1 ? j + kd : n - 1;
+    for (int i = j + 1; i <= i1; i++) {
+      mjtNum s = aj[i];
+      for (int k = i - kd > k0 ? i - kd : k0; k < j; k++) {
+        s -= ab[(size_t)k * ldab + i - k] * ab[(size_t)k * ldab + j - k];
+      }
+      aj[i] = s / djj;
+    }
+  }
+  return 0;
+}
+
+void cusp_dpbtrs(mjtNum* b, const mjtNum* ab, int n, int kd, int ldab) {
+  for (int i = 0; i < n; i++) {  // L y = b
+    mjtNum s = b[i];
+    for (int k = i - kd > 0 ? i - kd : 0; k < i; k++) s -= ab[(size_t)k * ldab + i - k] * b[k];
+    b[i] = s / ab[(size_t)i * ldab];
+  }
+  for (int i = n - 1; i >= 0; i--) {  // L^T x = y
+    const mjtNum* li = ab + (size_t)i * ldab - i;
+    int k1 = i + kd < n - 1 ? i + kd : n - 1;
+    mjtNum s = b[i];
+    for (int k = i + 1; k <= k1; k++) s -= li[k] * b[k];
+    b[i] = s / li[i];
+  }
+}
+
 int cusp_dgecon(mjtNum* rcond, const mjtNum* lu, mjtNum anorm, int n, int lda, mjtNum* work,
                 int* iwork) {
   int info = 0;
@@ -241,6 +353,25 @@ int cusp_dpotrs_env(mjtNum* b, const mjtNum* l, int n, int nrhs, int lda, int ld
     }
   }
   return 0;
+}
+
+void cusp_dpotrs_env_range(mjtNum* x, const mjtNum* l, int lda, const int* env, int n, int lo,
+                           int hi) {
+  const int* first = env;
+  const int* last = env + n;
+  int i0 = lo;
+  while (i0 < hi && x[i0] == 0) i0++;
+  for (int i = i0; i < hi; i++) {
+    mjtNum s = x[i];
+    for (int k = first[i] > i0 ? first[i] : i0; k < i; k++) s -= l[i + (size_t)k * lda] * x[k];
+    x[i] = s / l[i + (size_t)i * lda];
+  }
+  for (int i = hi - 1; i >= lo; i--) {
+    const mjtNum* li = l + (size_t)i * lda;
+    mjtNum s = x[i];
+    for (int k = i + 1; k <= last[i]; k++) s -= li[k] * x[k];
+    x[i] = s / li[i];
+  }
 }
 
 void cusp_dtrsm_lower_left(mjtNum* b, char trans, const mjtNum* a, mjtNum alpha, int n, int nrhs,

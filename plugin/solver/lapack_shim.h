@@ -26,6 +26,22 @@ int cusp_dpotrf(mjtNum* a, int n, int lda);
 // Solve A X = B with the lower Cholesky factor; b (ldb x nrhs).
 int cusp_dpotrs(mjtNum* b, const mjtNum* l, int n, int nrhs, int lda, int ldb);
 
+// Band storage (LAPACK's): A(i,j) of an n x n matrix with kl subdiagonals and ku superdiagonals
+// at ab[off + i - j + j ldab] for max(0, j - ku) <= i <= min(n - 1, j + kl), off = ku for a plain
+// band matrix, off = kl + ku for the LU below (its first kl rows hold the fill of the pivoting).
+// LU with partial pivoting of a band matrix, ldab >= 2 kl + ku + 1, A at off = kl + ku: the
+// same pivots as cusp_dgetrf (the first largest |a_ij| of the column), in O(n kl (kl + ku)).
+// U ends in the upper kl + ku + 1 rows, the multipliers below; ipiv (n) 1-based as LAPACK's.
+// Rows 0 .. kl - 1 are overwritten (zeroed first). info = j + 1 for the first exactly zero pivot.
+int cusp_dgbtrf(mjtNum* ab, int* ipiv, int n, int kl, int ku, int ldab);
+// Solve A x = b (one right-hand side) with the band LU of cusp_dgbtrf.
+void cusp_dgbtrs(mjtNum* b, const mjtNum* ab, const int* ipiv, int n, int kl, int ku, int ldab);
+// Lower Cholesky of a symmetric band matrix with kd subdiagonals in place: A(i,j), j <= i <=
+// j + kd, at ab[i - j + j ldab], ldab >= kd + 1. info = j + 1 if not positive definite.
+int cusp_dpbtrf(mjtNum* ab, int n, int kd, int ldab);
+// Solve A x = b with the band Cholesky factor of cusp_dpbtrf.
+void cusp_dpbtrs(mjtNum* b, const mjtNum* ab, int n, int kd, int ldab);
+
 // Envelope (profile) of a symmetric matrix's lower triangle a (n x n): first[i] = the first column
 // k <= i with a[i][k] != 0 (i if none), last[k] = the last row i >= k with first[i] <= k. A
 // Cholesky factor keeps the envelope of its matrix, so the _env routines below skip the products
@@ -36,6 +52,11 @@ void cusp_envelope(int* env, const mjtNum* a, int n, int lda);
 int cusp_dpotrf_env(mjtNum* a, int n, int lda, const int* env);
 // Also skips each right-hand side's leading zeros (a contact row touches few dofs).
 int cusp_dpotrs_env(mjtNum* b, const mjtNum* l, int n, int nrhs, int lda, int ldb, const int* env);
+// One right-hand side b that is zero outside [lo, hi), a union of whole diagonal blocks of the
+// envelope (no entry of l couples it to the rest): the solve of cusp_dpotrs_env over that range
+// only (b stays zero outside it), the same numbers.
+void cusp_dpotrs_env_range(mjtNum* b, const mjtNum* l, int lda, const int* env, int n, int lo,
+                           int hi);
 // B := alpha op(A)^-1 B with A lower triangular on the left; trans 'N' or 'T'; b (ldb x nrhs).
 void cusp_dtrsm_lower_left(mjtNum* b, char trans, const mjtNum* a, mjtNum alpha, int n, int nrhs,
                            int lda, int ldb);

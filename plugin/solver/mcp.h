@@ -25,6 +25,10 @@ typedef int (*cuspMcpResidualFn)(mjtNum* F, const mjtNum* z, int n, void* user);
 // J (ldj x n, column-major) := dF/dz at z, J(i,j) = dF_i/dz_j; return 0 on success.
 typedef int (*cuspMcpJacobianFn)(mjtNum* J, int ldj, const mjtNum* z, int n, void* user);
 
+// Band Jacobian: J (ldj x n, band storage of solver/lapack_shim.h at offset ku, ldj = kl + ku + 1)
+// := dF/dz at z, J(i,j) = dF_i/dz_j at J[ku + i - j + j ldj]; every entry outside the band is 0.
+typedef int (*cuspMcpJacobianBandFn)(mjtNum* J, int ldj, const mjtNum* z, int n, void* user);
+
 typedef struct cuspMcpProblem_ {
   int n;                        // number of unknowns
   const mjtNum* lo;             // (n) lower bounds, -INFINITY allowed; NULL = all 0
@@ -32,6 +36,11 @@ typedef struct cuspMcpProblem_ {
   cuspMcpResidualFn residual;   // F
   cuspMcpJacobianFn jacobian;   // dF/dz (any element of the generalized Jacobian if nonsmooth)
   void* user;                   // passed to both callbacks
+  // optional: a Jacobian with kl sub- and ku superdiagonals (a chain of bodies ordered along
+  // the chain); when set, the Newton steps work on band matrices (O(n (kl + ku)^2) a step instead
+  // of O(n^3)) and `jacobian` is not called
+  cuspMcpJacobianBandFn jacobian_band;
+  int kl, ku;
 } cuspMcpProblem;
 
 typedef struct cuspMcpOptions_ {
@@ -61,6 +70,8 @@ typedef struct cuspMcpInfo_ {
 cuspMcpOptions cusp_mcp_default_options(void);
 
 size_t cusp_mcp_worksize(int n);
+// Workspace of a problem (its band, if it has one; cusp_mcp_worksize(n) for a dense one).
+size_t cusp_mcp_problem_worksize(const cuspMcpProblem* prob);
 
 // z (n): in = initial guess if warm_start; out = solution (best iterate on failure).
 // F (n): out = F(z) at the returned z (may be NULL).

@@ -118,23 +118,143 @@ static int reduced_lm(mjtNum* rhs, mjtNum* X, mjtNum* K, const mjtNum* H, const 
   return 0;
 }
 
+//---------------------------------- the band Newton system --------------------------------------
+
+// Band mode: J and H (n x n) in band storage at offset ku (lb = kl + ku + 1 rows); the reduced
+// system H[R,R] keeps the band (kl, ku) since R's order is that of the unknowns. pos[i]: the
+// index of row i in R, -1 for a diagonal row.
+
+// H := diag(da) + diag(db) J, g := H^T phi
+static void band_newton_matrix(mjtNum* H, mjtNum* g, const mjtNum* J, const mjtNum* phi,
+                               const mjtNum* da, const mjtNum* db, int n, int kl, int ku) {
+  const int lb = kl + ku + 1;
+  for (int j = 0; j < n; j++) {
+    const mjtNum* Jc = J + (size_t)j * lb + ku - j;  // Jc[i] = J(i, j)
+    mjtNum* Hc = H + (size_t)j * lb + ku - j;
+    int i0 = j - ku > 0 ? j - ku : 0, i1 = j + kl < n - 1 ? j + kl : n - 1;
+    mjtNum s = 0;
+    for (int i = i0; i <= i1; i++) {
+      Hc[i] = db[i] * Jc[i];
+      if (i == j) Hc[i] += da[j];
+      s += Hc[i] * phi[i];
+    }
+    g[j] = s;
+  }
+}
+
+// as reduced_rhs, on the band H
+static void band_reduced_rhs(mjtNum* d, mjtNum* rhs, const mjtNum* H, const mjtNum* phi,
+                             const mjtNum* da, const mjtNum* db, const int* rows, const int* pos,
+                             int nred, int n, int kl, int ku) {
+  const int lb = kl + ku + 1;
+  for (int i = 0; i < n; i++) d[i] = diagonal_row(da, db, i) ? -phi[i] / da[i] : 0;
+  for (int a = 0; a < nred; a++) rhs[a] = -phi[rows[a]];
+  for (int j = 0; j < n; j++) {
+    if (d[j] == 0) continue;
+    const mjtNum* Hc = H + (size_t)j * lb + ku - j;
+    int i0 = j - ku > 0 ? j - ku : 0, i1 = j + kl < n - 1 ? j + kl : n - 1;
+    for (int i = i0; i <= i1; i++) {
+      if (pos[i] >= 0) rhs[pos[i]] -= Hc[i] * d[j];
+    }
+  }
+}
+
+// K (ldk x nred) := H[R,R] in band storage at offset off (off = kl + ku for the LU, ku plain)
+static void band_gather(mjtNum* K, int ldk, int off, const mjtNum* H, const int* rows,
+                        const int* pos, int nred, int n, int kl, int ku) {
+  const int lb = kl + ku + 1;
+  memset(K, 0, sizeof(mjtNum) * (size_t)ldk * (nred > 0 ? nred : 1));
+  for (int b = 0; b < nred; b++) {
+    int j = rows[b];
+    const mjtNum* Hc = H + (size_t)j * lb + ku - j;
+    mjtNum* Kc = K + (size_t)b * ldk + off - b;
+    int i0 = j - ku > 0 ? j - ku : 0, i1 = j + kl < n - 1 ? j + kl : n - 1;
+    for (int i = i0; i <= i1; i++) {
+      if (pos[i] >= 0) Kc[pos[i]] = Hc[i];
+    }
+  }
+}
+
+// K (lower band, kd = kl + ku, ldk) := A^T A for A (m x m, band (kl, ku) at offset ku)
+static void band_normal(mjtNum* K, int ldk, const mjtNum* A, int m, int kl, int ku) {
+  const int lb = kl + ku + 1, kd = kl + ku;
+  for (int b = 0; b < m; b++) {
+    const mjtNum* Ab = A + (size_t)b * lb + ku - b;  // Ab[i] = A(i, b)
+    int a1 = b + kd < m - 1 ? b + kd : m - 1;
+    for (int a = b; a <= a1; a++) {
+      const mjtNum* Aa = A + (size_t)a * lb + ku - a;
+      int i0 = a - ku > 0 ? a - ku : 0, i1 = b + kl < m - 1 ? b + kl : m - 1;
+      mjtNum s = 0;
+      for (int i = i0; i <= i1; i++) s += Aa[i] * Ab[i];
+      K[(size_t)b * ldk + a - b] = s;
+    }
+  }
+}
+
+// Levenberg-Marquardt on a band A (m x m): rhs (m) in: r, out: d solving
+// (A^T A + mu I) d = A^T r, mu = lm_fac max diag(A^T A), lm_fac raised x10 until the Cholesky
+// factor exists; v: m scratch. Returns 1 on success.
+static int band_lm(mjtNum* rhs, mjtNum* K, int ldk, const mjtNum* A, int m, int kl, int ku,
+                   mjtNum* lm_fac, mjtNum lm_min, mjtNum* v) {
+  const int lb = kl + ku + 1, kd = kl + ku;
+  for (int b = 0; b < m; b++) {
+    const mjtNum* Ab = A + (size_t)b * lb + ku - b;
+    int i0 = b - ku > 0 ? b - ku : 0, i1 = b + kl < m - 1 ? b + kl : m - 1;
+    mjtNum s = 0;
+    for (int i = i0; i <= i1; i++) s += Ab[i] * rhs[i];
+    v[b] = s;
+  }
+  while (*lm_fac < 1e12) {
+    band_normal(K, ldk, A, m, kl, ku);
+    mjtNum dmax = 0;
+    for (int b = 0; b < m; b++) dmax = fmax(dmax, K[(size_t)b * ldk]);
+    if (dmax == 0) dmax = 1;
+    mjtNum mu = dmax * fmax(*lm_fac, lm_min);
+    for (int b = 0; b < m; b++) K[(size_t)b * ldk] += mu;
+    if (cusp_dpbtrf(K, m, kd, ldk) == 0) {
+      memcpy(rhs, v, sizeof(mjtNum) * m);
+      cusp_dpbtrs(rhs, K, m, kd, ldk);
+      return 1;
+    }
+    *lm_fac *= 10;
+  }
+  return 0;
+}
+
 //---------------------------------- core --------------------------------------------------------
 
 size_t cusp_fb_core_worksize(int n, int const_jac) {
   size_t nn = (size_t)(n > 0 ? n : 1);
   size_t nmat = const_jac ? 3 : 4;
-  return CUSP_ALIGN(sizeof(mjtNum) * (nmat * nn * nn + 11 * nn)) + CUSP_ALIGN(sizeof(int) * 2 * nn);
+  return CUSP_ALIGN(sizeof(mjtNum) * (nmat * nn * nn + 11 * nn)) + CUSP_ALIGN(sizeof(int) * 3 * nn);
+}
+
+// band mode: J, H, X (kl + ku + 1 rows each), K (2 kl + ku + 1 rows: the LU with its fill, or the
+// Cholesky of a normal matrix with kl + ku subdiagonals)
+static size_t band_matrix_doubles(int n, int kl, int ku) {
+  size_t nn = (size_t)(n > 0 ? n : 1);
+  return nn * (3 * (size_t)(kl + ku + 1) + (size_t)(2 * kl + ku + 1));
+}
+
+size_t cusp_fb_core_band_worksize(int n, int kl, int ku) {
+  size_t nn = (size_t)(n > 0 ? n : 1);
+  return CUSP_ALIGN(sizeof(mjtNum) * (band_matrix_doubles(n, kl, ku) + 11 * nn)) +
+         CUSP_ALIGN(sizeof(int) * 3 * nn);
 }
 
 cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cuspFbCore* c,
                            const cuspMcpOptions* opt, void* work) {
   int n = c->n;
   size_t nn = (size_t)(n > 0 ? n : 1);
+  const int band = c->jacobian_band != NULL && !c->jac_const;
+  const int kl = band ? c->kl : 0, ku = band ? c->ku : 0;
+  const int lb = kl + ku + 1, lk = 2 * kl + ku + 1;  // band rows of J, H, X and of K
+  size_t matsize = band ? nn * (size_t)lb : nn * nn;
   mjtNum* H = (mjtNum*)work;  // (n x n) Newton matrix
-  mjtNum* K = H + nn * nn;    // (n x n) LU of H or Cholesky of H^T H + mu I
-  mjtNum* X = K + nn * nn;    // (n x n) H_RR gathered for the reduced LM step
-  mjtNum* Jbuf = X + nn * nn; // (n x n) Jacobian from the callback (absent if constant)
-  mjtNum* v = Jbuf + (c->jac_const ? 0 : nn * nn);
+  mjtNum* K = H + matsize;    // (n x n) LU of H or Cholesky of H^T H + mu I
+  mjtNum* X = K + (band ? nn * (size_t)lk : nn * nn);  // (n x n) H_RR for the reduced LM step
+  mjtNum* Jbuf = X + matsize; // (n x n) Jacobian from the callback (absent if constant)
+  mjtNum* v = Jbuf + (c->jac_const ? 0 : matsize);
   mjtNum* F = v;              // (n) F(z)
   mjtNum* phi = F + nn;       // (n)
   mjtNum* da = phi + nn;      // (n)
@@ -147,8 +267,10 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
   mjtNum* phit = Ft + nn;     // (n)
   mjtNum* zbest = phit + nn;  // (n)
   size_t nmat = c->jac_const ? 3 : 4;
-  int* ipiv = (int*)((char*)work + CUSP_ALIGN(sizeof(mjtNum) * (nmat * nn * nn + 11 * nn)));
+  size_t ndoubles = band ? band_matrix_doubles(n, kl, ku) : nmat * nn * nn;
+  int* ipiv = (int*)((char*)work + CUSP_ALIGN(sizeof(mjtNum) * (ndoubles + 11 * nn)));
   int* rows = ipiv + nn;      // (n) rows of the reduced Newton system
+  int* pos = rows + nn;       // (n) band mode: index of each row in rows, -1 if not there
   mjtNum* rhs = jd;           // (n) its right-hand side, free until J d is formed
   const mjtNum* lo = c->lo;
   const mjtNum* hi = c->hi;
@@ -192,9 +314,17 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
       break;
     }
     it++;
-    const mjtNum* J;
-    int ldj;
-    if (c->jac_const) {
+    const mjtNum* J = NULL;
+    int ldj = n;
+    if (band) {
+      memset(Jbuf, 0, sizeof(mjtNum) * matsize);
+      if (c->jacobian_band(Jbuf, lb, z, n, c->user)) {
+        status = CUSP_LCP_NUMERICAL;
+        info->message = "jacobian callback failed";
+        break;
+      }
+      band_newton_matrix(H, g, Jbuf, phi, da, db, n, kl, ku);
+    } else if (c->jac_const) {
       J = c->jac_const;
       ldj = c->ld_const;
     } else {
@@ -206,13 +336,15 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
       J = Jbuf;
       ldj = n;
     }
-    for (int j = 0; j < n; j++) {
-      const mjtNum* Jc = J + (size_t)j * ldj;
-      mjtNum* Hc = H + (size_t)j * n;
-      for (int i = 0; i < n; i++) Hc[i] = db[i] * Jc[i];
-      Hc[j] += da[j];
+    if (!band) {
+      for (int j = 0; j < n; j++) {
+        const mjtNum* Jc = J + (size_t)j * ldj;
+        mjtNum* Hc = H + (size_t)j * n;
+        for (int i = 0; i < n; i++) Hc[i] = db[i] * Jc[i];
+        Hc[j] += da[j];
+      }
+      cusp_dgemv(g, 'T', H, phi, 1.0, 0.0, n, n, n);
     }
-    cusp_dgemv(g, 'T', H, phi, 1.0, 0.0, n, n, n);
 
     // Rows with db_i = 0 (z_i at a bound, F_i strictly away from 0: an inactive contact row)
     // are da_i e_i: their direction is d_i = -phi_i / da_i whatever the rest. Only the other rows
@@ -221,6 +353,7 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
     // speculative.
     int nred = 0;
     for (int i = 0; i < n; i++) {
+      if (band) pos[i] = diagonal_row(da, db, i) ? -1 : nred;
       if (!diagonal_row(da, db, i)) rows[nred++] = i;
     }
 
@@ -231,17 +364,32 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
       if (attempt < 2) {
         // LM on R is the full LM below when R is everything, and nothing when R is empty
         if (attempt == 1 && (nred == n || nred == 0)) continue;
-        reduced_rhs(d, rhs, H, phi, da, db, rows, nred, n);
-        if (attempt == 0) {
-          gather_block(K, H, rows, nred, n);
-          if (nred == 0 || cusp_dgetrf(K, ipiv, nred, nred, nred) == 0) {
-            if (nred) cusp_dgetrs(rhs, 'N', K, ipiv, nred, 1, nred, nred);
-            ok = 1;
+        if (band) {
+          band_reduced_rhs(d, rhs, H, phi, da, db, rows, pos, nred, n, kl, ku);
+          if (attempt == 0) {
+            band_gather(K, lk, kl + ku, H, rows, pos, nred, n, kl, ku);
+            if (nred == 0 || cusp_dgbtrf(K, ipiv, nred, kl, ku, lk) == 0) {
+              if (nred) cusp_dgbtrs(rhs, K, ipiv, nred, kl, ku, lk);
+              ok = 1;
+            }
+          } else {
+            band_gather(X, lb, ku, H, rows, pos, nred, n, kl, ku);
+            ok = band_lm(rhs, K, lk, X, nred, kl, ku, &lm_fac, lm_min, zt);
+            info->lm_steps++;
           }
         } else {
-          // LM on R: (H_RR^T H_RR + mu I) d_R = H_RR^T rhs_R
-          ok = reduced_lm(rhs, X, K, H, rows, nred, n, &lm_fac, lm_min, zt);  // zt: free here
-          info->lm_steps++;
+          reduced_rhs(d, rhs, H, phi, da, db, rows, nred, n);
+          if (attempt == 0) {
+            gather_block(K, H, rows, nred, n);
+            if (nred == 0 || cusp_dgetrf(K, ipiv, nred, nred, nred) == 0) {
+              if (nred) cusp_dgetrs(rhs, 'N', K, ipiv, nred, 1, nred, nred);
+              ok = 1;
+            }
+          } else {
+            // LM on R: (H_RR^T H_RR + mu I) d_R = H_RR^T rhs_R
+            ok = reduced_lm(rhs, X, K, H, rows, nred, n, &lm_fac, lm_min, zt);  // zt: free here
+            info->lm_steps++;
+          }
         }
         if (ok) {
           for (int a = 0; a < nred; a++) d[rows[a]] = rhs[a];
@@ -252,6 +400,11 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
           }
           ok = isfinite(gd) && gd < -1e-14 * dd;
         }
+      } else if (band) {
+        // LM on all rows: (H^T H + mu I) d = H^T (-phi) = -g
+        for (int i = 0; i < n; i++) d[i] = -phi[i];
+        ok = band_lm(d, K, lk, H, n, kl, ku, &lm_fac, lm_min, zt);
+        info->lm_steps++;
       } else {
         // LM on all rows: (H^T H + mu I) d = -g
         cusp_dsyrk_lower_t(K, H, 1.0, 0.0, n, n, n, n);
@@ -351,6 +504,11 @@ cuspMcpOptions cusp_mcp_default_options(void) {
 
 size_t cusp_mcp_worksize(int n) { return cusp_fb_core_worksize(n, 0); }
 
+size_t cusp_mcp_problem_worksize(const cuspMcpProblem* p) {
+  if (p->jacobian_band) return cusp_fb_core_band_worksize(p->n, p->kl, p->ku);
+  return cusp_mcp_worksize(p->n);
+}
+
 cuspLcpStatus cusp_mcp_fbnewton(mjtNum* z, mjtNum* F, cuspMcpInfo* info,
                                 const cuspMcpProblem* p, const cuspMcpOptions* opt, void* work,
                                 size_t work_bytes) {
@@ -358,11 +516,12 @@ cuspLcpStatus cusp_mcp_fbnewton(mjtNum* z, mjtNum* F, cuspMcpInfo* info,
   memset(info, 0, sizeof(*info));
   info->residual = info->merit = INFINITY;
   info->status = CUSP_LCP_BAD_INPUT;
-  if (!p || p->n < 0 || !p->residual || !p->jacobian) {
+  if (!p || p->n < 0 || !p->residual || !(p->jacobian || p->jacobian_band) ||
+      (p->jacobian_band && (p->kl < 0 || p->ku < 0))) {
     info->message = "bad size or missing callback";
     return info->status;
   }
-  if (work_bytes < cusp_mcp_worksize(p->n)) {
+  if (work_bytes < cusp_mcp_problem_worksize(p)) {
     info->message = "workspace too small";
     return info->status;
   }
@@ -373,7 +532,8 @@ cuspLcpStatus cusp_mcp_fbnewton(mjtNum* z, mjtNum* F, cuspMcpInfo* info,
       return info->status;
     }
   }
-  cuspFbCore core = {p->n, p->lo, p->hi, p->residual, p->jacobian, p->user, NULL, 0, 0};
+  cuspFbCore core = {p->n, p->lo, p->hi, p->residual, p->jacobian, p->user, NULL, 0, 0,
+                     p->jacobian_band, p->kl, p->ku};
   cusp_fb_core(z, F, info, &core, opt, work);
   info->seconds = cusp_now() - t0;
   return info->status;

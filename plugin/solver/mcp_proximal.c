@@ -64,6 +64,7 @@ cuspMcpProxOptions cusp_mcp_proximal_default_options(void) {
   o.inner_max_iter = 30;
   o.max_iterations = 400;
   o.plain_first_iter = 0;
+  o.plain_first_solved_only = 0;
   o.polish_iter = 0;
   return o;
 }
@@ -71,6 +72,11 @@ cuspMcpProxOptions cusp_mcp_proximal_default_options(void) {
 size_t cusp_mcp_proximal_worksize(int n) {
   size_t nn = (size_t)(n > 0 ? n : 1);
   return CUSP_ALIGN(cusp_mcp_worksize(n)) + CUSP_ALIGN(4 * nn * sizeof(mjtNum));
+}
+
+size_t cusp_mcp_proximal_problem_worksize(const cuspMcpProblem* prob) {
+  size_t nn = (size_t)(prob->n > 0 ? prob->n : 1);
+  return CUSP_ALIGN(cusp_mcp_problem_worksize(prob)) + CUSP_ALIGN(4 * nn * sizeof(mjtNum));
 }
 
 //---------------------------------- plain Newton on the original problem -----------------------
@@ -81,7 +87,7 @@ static void plain_newton(mjtNum* z, mjtNum* nat, mjtNum* merit, mjtNum* best_nat
                          mjtNum* best_merit, mjtNum* zbest, mjtNum* F_out, cuspLcpStatus* status,
                          cuspMcpProxInfo* info, const cuspMcpProblem* prob,
                          const cuspMcpOptions* opt, int max_iter, mjtNum* zin, mjtNum* F,
-                         void* work, size_t inner_bytes) {
+                         void* work, size_t inner_bytes, int solved_only) {
   if (max_iter <= 0) return;
   const int n = prob->n;
   cuspMcpOptions o = *opt;
@@ -96,7 +102,7 @@ static void plain_newton(mjtNum* z, mjtNum* nat, mjtNum* merit, mjtNum* best_nat
   if (in.status == CUSP_LCP_BAD_INPUT || prob->residual(F, zin, n, prob->user)) return;
   mjtNum m;
   mjtNum r = measure(&m, zin, F, prob->lo, prob->hi, n);
-  if (!(r < *nat)) return;
+  if (!(r < *nat) || (solved_only && !(r <= opt->tol))) return;
   memcpy(z, zin, sizeof(mjtNum) * n);
   *nat = r;
   *merit = m;
@@ -120,12 +126,13 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
   cuspMcpInfo* out = &info->mcp;
   out->residual = out->merit = INFINITY;
   out->status = CUSP_LCP_BAD_INPUT;
-  if (!prob || prob->n < 0 || !prob->residual || !prob->jacobian || !prox || !opt) {
+  if (!prob || prob->n < 0 || !prob->residual || !(prob->jacobian || prob->jacobian_band) ||
+      !prox || !opt) {
     out->message = "bad size or missing callback";
     return out->status;
   }
   const int n = prob->n;
-  if (work_bytes < cusp_mcp_proximal_worksize(n)) {
+  if (work_bytes < cusp_mcp_proximal_problem_worksize(prob)) {
     out->message = "workspace too small";
     return out->status;
   }
@@ -153,7 +160,7 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
   if (!(po.inner_tol_rel >= 0)) po.inner_tol_rel = 1e-2;
 
   size_t nn = (size_t)(n > 0 ? n : 1);
-  size_t inner_bytes = CUSP_ALIGN(cusp_mcp_worksize(n));
+  size_t inner_bytes = CUSP_ALIGN(cusp_mcp_problem_worksize(prob));
   mjtNum* anchor = (mjtNum*)((char*)work + inner_bytes);  // (n) anchor of the outer step
   mjtNum* zin = anchor + nn;                              // (n) inner iterate
   mjtNum* F = zin + nn;                                   // (n) original F at zin
@@ -187,7 +194,7 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
     plain_newton(z, &nat, &merit, &best_nat, &best_merit, zbest, F_out, &status, info, prob,
                  opt, po.plain_first_iter < po.max_iterations - polish
                               ? po.plain_first_iter : po.max_iterations - polish,
-                 zin, F, work, inner_bytes);
+                 zin, F, work, inner_bytes, po.plain_first_solved_only);
   }
   while (status == CUSP_LCP_MAX_ITER) {
     if (!isfinite(nat)) {
@@ -271,7 +278,7 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
     memcpy(z, zbest, sizeof(mjtNum) * n);
     nat = best_nat;
     plain_newton(z, &nat, &merit, &best_nat, &best_merit, zbest, F_out, &status, info, prob,
-                 opt, polish, zin, F, work, inner_bytes);
+                 opt, polish, zin, F, work, inner_bytes, 0);
   }
   if (status != CUSP_LCP_SOLVED && message[0] == 0) message = "iteration limit reached";
   // a Newton iterate may end a little outside the box (within the tolerance): hand back its

@@ -1,6 +1,7 @@
 // The patch contact problem (the model is documented in collide/patch.h): rows, Delassus matrix
 // through the shared dynamics (dynamics.h), the MCP residual and its Jacobian, the solve, the
 // results (Ln, L, ECP, saturations, mode) and the velocity correction.
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,14 @@ int cusp_patch_work_init(cuspPatchWork* w, const mjModel* m) {
   w->jac = (mjtNum*)calloc(6 * (size_t)m->nv + 1, sizeof(mjtNum));
   w->jac2 = (mjtNum*)calloc(6 * (size_t)m->nv + 1, sizeof(mjtNum));
   w->dv = (mjtNum*)calloc((size_t)m->nv + 1, sizeof(mjtNum));
-  if (!w->jac || !w->jac2 || !w->dv || cusp_patch_set_init(&w->set, m)) return -1;
+  w->ntree = (int)m->ntree;
+  w->tree_slot = (int*)malloc(((size_t)m->ntree + 1) * sizeof(int));
+  w->blk = (int*)malloc((2 * (size_t)m->nv + 1) * sizeof(int));
+  if (!w->jac || !w->jac2 || !w->dv || !w->tree_slot || !w->blk ||
+      cusp_patch_set_init(&w->set, m)) {
+    return -1;
+  }
+  for (int t = 0; t < w->ntree; t++) w->tree_slot[t] = -1;
   return cusp_patch_work_reserve(w, 8, 64, 72);
 }
 
@@ -38,6 +46,14 @@ void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->X);
   free(w->W);
   free(w->span);
+  free(w->rspan);
+  free(w->hull);
+  free(w->pspan);
+  free(w->zpatch);
+  free(w->order);
+  free(w->tree_slot);
+  free(w->blk);
+  free(w->tree_list);
   free(w->ub0);
   free(w->p);
   free(w->ub);
@@ -47,6 +63,7 @@ void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->lo);
   free(w->hi);
   free(w->z_failed);
+  free(w->z_warm);
   free(w->p_anchor);
   free(w->w_diag);
   free(w->z_anchor);
@@ -74,6 +91,14 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
     a = grow(w->z_of, (npatch + 1) * sizeof(int));
     if (!a) return -1;
     w->z_of = (int*)a;
+    int** pbufs[5] = {&w->hull, &w->pspan, &w->order, &w->tree_list, NULL};
+    size_t pcount[4] = {2 * (size_t)npatch, 4 * (size_t)npatch, 4 * (size_t)npatch,
+                        2 * (size_t)npatch + (size_t)w->ntree + 1};
+    for (int i = 0; pbufs[i]; i++) {
+      a = grow(*pbufs[i], pcount[i] * sizeof(int));
+      if (!a) return -1;
+      *pbufs[i] = (int*)a;
+    }
     w->cap_patch = npatch;
   }
   if (nrows > w->cap_rows || nz > w->cap_z) {
@@ -89,9 +114,15 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
     void* a = grow(w->W, (size_t)nrows * nrows * sizeof(mjtNum));
     if (!a) return -1;
     w->W = (mjtNum*)a;
-    a = grow(w->span, (size_t)nrows * 4 * sizeof(int));
+    a = grow(w->span, (size_t)nrows * 2 * sizeof(int));
     if (!a) return -1;
     w->span = (int*)a;
+    a = grow(w->rspan, (size_t)nrows * 4 * sizeof(int));
+    if (!a) return -1;
+    w->rspan = (int*)a;
+    a = grow(w->zpatch, (size_t)nz * sizeof(int));
+    if (!a) return -1;
+    w->zpatch = (int*)a;
     mjtNum** vec[5] = {&w->ub0, &w->p, &w->ub, &w->p_anchor, &w->w_diag};
     for (int i = 0; i < 5; i++) {
       a = grow(*vec[i], nrows * sizeof(mjtNum));
@@ -101,18 +132,13 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
     a = grow(w->G, (size_t)nrows * nz * sizeof(mjtNum));
     if (!a) return -1;
     w->G = (mjtNum*)a;
-    mjtNum** zv[8] = {&w->z, &w->F, &w->lo, &w->hi, &w->z_failed, &w->z_anchor, &w->z_scale,
-                      &w->z_phys};
-    for (int i = 0; i < 8; i++) {
+    mjtNum** zv[9] = {&w->z, &w->F, &w->lo, &w->hi, &w->z_failed, &w->z_anchor, &w->z_scale,
+                      &w->z_phys, &w->z_warm};
+    for (int i = 0; i < 9; i++) {
       a = grow(*zv[i], nz * sizeof(mjtNum));
       if (!a) return -1;
       *zv[i] = (mjtNum*)a;
     }
-    size_t bytes = cusp_mcp_proximal_worksize(nz);
-    a = grow(w->mcp_work, bytes);
-    if (!a) return -1;
-    w->mcp_work = a;
-    w->mcp_bytes = bytes;
     w->cap_rows = nrows;
     w->cap_z = nz;
   }
@@ -220,8 +246,14 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
   }
   if (!JF) return;
 
-  // G = d ub / d z (nrows x nz, column-major): columns of W combined by dp/dz
-  memset(w->G, 0, (size_t)nrows * nz * sizeof(mjtNum));
+  // G = d ub / d z (nrows x nz, column-major): columns of W combined by dp/dz; column j of
+  // patch i is nonzero only over the rows hull[2i] .. hull[2i + 1] (the only ones set and read)
+  for (int i = 0; i < w->nisland; i++) {
+    int z0 = w->z_of[i], lo = w->hull[2 * i], hi = w->hull[2 * i + 1];
+    for (int j = z0; j < z0 + patch_nz(w->island + i); j++) {
+      memset(w->G + (size_t)j * nrows + lo, 0, (size_t)(hi - lo) * sizeof(mjtNum));
+    }
+  }
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
     const mjtNum* zi = z + w->z_of[i];
@@ -271,8 +303,10 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
       }
     }
   }
-  // JF
-  memset(JF, 0, (size_t)nz * nz * sizeof(mjtNum));
+  // JF: dense (nz x nz), or band (kl, ku) with the band core (zeroed by it); the rows of patch i
+  // depend only on the unknowns hull[2i] .. hull[2i + 1] (the others' entries are exact zeros)
+  const int lb = w->kl + w->ku + 1;
+  if (!w->band) memset(JF, 0, (size_t)nz * nz * sizeof(mjtNum));
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
     const mjtNum* zi = z + w->z_of[i];
@@ -286,14 +320,17 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
     int outside = qn > rho;
     mjtNum qh[3] = {0, 0, 0};
     for (int x = 0; x < ny && qn > 0; x++) qh[x] = q[x] / qn;
-    for (int j = 0; j < nz; j++) {
+    for (int j = w->hull[2 * i]; j < w->hull[2 * i + 1]; j++) {
       const mjtNum* Gj = w->G + (size_t)j * nrows;
-      mjtNum* col = JF + (size_t)j * nz;
+      int glo = w->hull[2 * w->zpatch[j]], ghi = w->hull[2 * w->zpatch[j] + 1];
+      mjtNum g[3 + CUSP_PATCH_MAXVERT];  // column j of G at this patch's rows (0 outside its hull)
+      for (int r = 0; r < K + ny; r++) g[r] = r0 + r >= glo && r0 + r < ghi ? Gj[r0 + r] : 0;
+      mjtNum* col = w->band ? JF + (size_t)j * lb + w->ku - j : JF + (size_t)j * nz;  // col[i]: row i
       int local = j - z0;  // index of z_j inside this patch, if it belongs to it
       int own = local >= 0 && local < K + ny;
       // normal rows
       for (int k = 0; k < K; k++) {
-        col[z0 + k] = Gj[r0 + k];
+        col[z0 + k] = g[k];
       }
       // derivatives of Ln and of the ECP offset with respect to z_j
       mjtNum dLn = (own && local < K && zi[local] > 0) ? 1 : 0, ddt = 0, ddo = 0;
@@ -304,9 +341,9 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
         ddo = (mju_dot3(r, P->frame + 3) - D.d[1]) / D.Ls;
       }
       mjtNum du[3];
-      du[0] = Gj[r0 + K] - (T ? D.d[1] * Gj[r0 + K + 2] + ub[K + 2] * ddo : 0);
-      du[1] = Gj[r0 + K + 1] + (T ? D.d[0] * Gj[r0 + K + 2] + ub[K + 2] * ddt : 0);
-      du[2] = T ? Gj[r0 + K + 2] : 0;
+      du[0] = g[K] - (T ? D.d[1] * g[K + 2] + ub[K + 2] * ddo : 0);
+      du[1] = g[K + 1] + (T ? D.d[0] * g[K + 2] + ub[K + 2] * ddt : 0);
+      du[2] = T ? g[K + 2] : 0;
       mjtNum dq[3], qdq = 0;
       for (int x = 0; x < ny; x++) {
         dq[x] = (own && local == K + x ? 1 : 0) - P->k * P->e[x] * du[x];
@@ -337,12 +374,24 @@ static int mcp_residual(mjtNum* F, const mjtNum* z, int n, void* user) {
 
 static int mcp_jacobian(mjtNum* J, int ldj, const mjtNum* z, int n, void* user) {
   cuspPatchWork* w = (cuspPatchWork*)user;
-  if (ldj != n) return -1;
+  if (ldj != n || w->band) return -1;
   mjtNum* F = w->F;  // scratch: the solver passes its own F buffer to the residual
   evaluate(w, physical(w, z), F, J);
   for (int j = 0; j < n; j++) {  // dF/d(z_j / s_j) = s_j dF/dz_j
     mjtNum* col = J + (size_t)j * n;
     for (int i = 0; i < n; i++) col[i] *= w->z_scale[j];
+  }
+  return 0;
+}
+
+static int mcp_jacobian_band(mjtNum* J, int ldj, const mjtNum* z, int n, void* user) {
+  cuspPatchWork* w = (cuspPatchWork*)user;
+  if (!w->band || ldj != w->kl + w->ku + 1) return -1;
+  evaluate(w, physical(w, z), w->F, J);
+  for (int j = 0; j < n; j++) {
+    mjtNum* col = J + (size_t)j * ldj + w->ku - j;
+    int i0 = j - w->ku > 0 ? j - w->ku : 0, i1 = j + w->kl < n - 1 ? j + w->kl : n - 1;
+    for (int i = i0; i <= i1; i++) col[i] *= w->z_scale[j];
   }
   return 0;
 }
@@ -367,8 +416,10 @@ static void patch_prox(void* user, mjtNum rho, const mjtNum* anchor) {
 // first (a few steps solve an island that is not hyperstatic), then proximal points that vanish at
 // the answer, then a plain Newton polish where they stall; one work budget (solver/lcp.h) bounds
 // the Newton steps of all of them. A warm start that already solves costs one residual.
+// warm: 0 cold start, 1 warm start (the proximal loop anchored at it), 2 warm start with plain
+// Newton steps first as from a cold one
 static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob,
-                                    const cuspMcpOptions* opt) {
+                                    const cuspMcpOptions* opt, int warm) {
   int budget_binds = 0;
   cuspMcpOptions o = *opt;
   if (o.work_budget >= 0) {
@@ -383,8 +434,13 @@ static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob
   po.max_iterations = cusp_solve_iteration_cap(&budget_binds, opt->max_iter, opt->work_budget,
                                                CUSP_ITER_NEWTON, w->nz, 0);
   // plain Newton first where its Levenberg-Marquardt fallback (n^3 / 3 for H^T H, then Cholesky)
-  // is cheap; on a large hyperstatic island (a stack) it would take most of the step
-  po.plain_first_iter = w->nz <= 96 ? 50 : 0;
+  // is cheap; on a large hyperstatic island (a stack) it would take most of the step. From a warm
+  // start only 3 steps, kept only if they solve: the proximal loop anchored at the last step's
+  // impulses returns the answer nearest to them, a plain Newton run that stalls (hyperstatic
+  // grasps) drifts along the set of answers, and the next warm start is worse (a jaw lifting a
+  // box: 9707 Newton steps in 400 steps with 50 plain steps first, 1356 with this rule)
+  po.plain_first_iter = w->nz <= 96 ? (warm == 1 ? 3 : 50) : 0;
+  po.plain_first_solved_only = warm == 1;
   po.polish_iter = 100;
   po.rho0 = 1e-2;
   po.rho_max = 1e4;
@@ -403,20 +459,23 @@ static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob
 
 //---------------------------------- assembly --------------------------------------------------------
 
-// relative rows of patch P into J (row-major, stride nv of the island)
+// relative rows of patch P into J (row-major, stride nv of the island), written over the
+// columns [lo, hi) only (the hull of the chains of dofs of its bodies; the rest is never read)
 static void patch_jacobian(cuspPatchWork* w, const cuspPatch* P, const cuspDynamics* dyn,
-                           const mjModel* m, const mjData* d, mjtNum* J) {
+                           const mjModel* m, const mjData* d, mjtNum* J, int lo, int hi) {
   int nv = dyn->nv;
   mjtNum* jp = w->jac;
   mjtNum* jr = w->jac + 3 * nv;
-  cusp_dynamics_jac(jp, jr, dyn, m, d, P->origin, P->body[0]);
+  cusp_dynamics_jac_span(jp, jr, dyn, m, d, P->origin, P->body[0], lo, hi);
   if (P->body[1] > 0) {
     mjtNum* jp2 = w->jac2;
     mjtNum* jr2 = w->jac2 + 3 * nv;
-    cusp_dynamics_jac(jp2, jr2, dyn, m, d, P->origin, P->body[1]);
-    for (int i = 0; i < 3 * nv; i++) {
-      jp[i] -= jp2[i];
-      jr[i] -= jr2[i];
+    cusp_dynamics_jac_span(jp2, jr2, dyn, m, d, P->origin, P->body[1], lo, hi);
+    for (int x = 0; x < 3; x++) {
+      for (int i = x * nv + lo; i < x * nv + hi; i++) {
+        jp[i] -= jp2[i];
+        jr[i] -= jr2[i];
+      }
     }
   }
   const mjtNum* t = P->frame;
@@ -428,17 +487,58 @@ static void patch_jacobian(cuspPatchWork* w, const cuspPatch* P, const cuspDynam
     mju_sub3(r, P->vert + 3 * k, P->origin);
     mju_cross(rn, r, n);
     mjtNum* row = J + (size_t)k * nv;
-    for (int c = 0; c < nv; c++) {
+    for (int c = lo; c < hi; c++) {
       row[c] = n[0] * jp[c] + n[1] * jp[nv + c] + n[2] * jp[2 * nv + c] + rn[0] * jr[c] +
                rn[1] * jr[nv + c] + rn[2] * jr[2 * nv + c];
     }
   }
-  for (int c = 0; c < nv; c++) {
+  for (int c = lo; c < hi; c++) {
     J[(size_t)K * nv + c] = t[0] * jp[c] + t[1] * jp[nv + c] + t[2] * jp[2 * nv + c];
     J[(size_t)(K + 1) * nv + c] = o[0] * jp[c] + o[1] * jp[nv + c] + o[2] * jp[2 * nv + c];
     if (has_torsion(P)) {
       J[(size_t)(K + 2) * nv + c] = n[0] * jr[c] + n[1] * jr[nv + c] + n[2] * jr[2 * nv + c];
     }
+  }
+}
+
+// [*lo, *hi): the island columns patch P's rows can be nonzero at (the hull of its bodies'
+// chains), or all of them when the rows are reduced through a null-space basis (N mixes them)
+static void patch_columns(int* lo, int* hi, const cuspPatch* P, const cuspDynamics* dyn,
+                          const mjModel* m) {
+  if (!dyn->identity) {
+    *lo = 0;
+    *hi = dyn->nv;
+    return;
+  }
+  int l0, h0, l1 = 0, h1 = 0;
+  cusp_dynamics_chain(&l0, &h0, dyn, m, P->body[0]);
+  if (P->body[1] > 0) cusp_dynamics_chain(&l1, &h1, dyn, m, P->body[1]);
+  if (h1 <= l1) {
+    l1 = l0;
+    h1 = h0;
+  } else if (h0 <= l0) {
+    l0 = l1;
+    h0 = h1;
+  }
+  *lo = l0 < l1 ? l0 : l1;
+  *hi = h0 > h1 ? h0 : h1;
+}
+
+// blk[i] := one past the last column of the diagonal block of the envelope of L that holds
+// column i (Mr^-1 maps a vector supported on whole blocks to the same blocks), blk[nr + i] :=
+// its first column
+static void envelope_blocks(int* blk, const cuspDynamics* dyn) {
+  int nr = dyn->nr, start = 0, reach = -1;
+  const int* last = dyn->env + nr;
+  for (int i = 0; i <= nr; i++) {
+    if (i == nr || i > reach) {  // a block [start, i) closes
+      for (int k = start; k < i; k++) {
+        blk[k] = i;
+        blk[nr + k] = start;
+      }
+      start = i;
+    }
+    if (i < nr && last[i] > reach) reach = last[i];
   }
 }
 
@@ -486,6 +586,210 @@ static void nonzero_range(int range[2], const mjtNum* row, int n) {
 
 static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cuspConfig* cfg,
                        const mjModel* m, const mjData* d, cuspDynamics* dyn, mjtNum h);
+
+//---------------------------------- structure of the island ----------------------------------------
+
+// The Newton matrices of an island are band matrices once its patches are ordered along the
+// chains of bodies they join (a stack: patch k couples to k - 1 and k + 1 only). The band solve
+// costs O(n (kl + ku)^2) a Newton step against the dense LU's n^3 / 3; it is used when the band
+// is at most two thirds of the unknowns and the island has at least BAND_MIN_UNKNOWNS of them.
+// Measured on stacks of equal boxes (band kl = ku = 13): from 6 boxes (42 unknowns) up the band
+// solve costs less a Newton step; a tapering stack of 5 (43 unknowns, band 43) is faster dense.
+enum { BAND_MIN_UNKNOWNS = 40 };
+static int band_pays(int n, int kl, int ku) {
+  return n >= BAND_MIN_UNKNOWNS && 3 * (kl + ku + 1) <= 2 * n;
+}
+
+static inline int ranges_meet(int alo, int ahi, int blo, int bhi) {
+  return (alo > blo ? alo : blo) < (ahi < bhi ? ahi : bhi);
+}
+
+// hull[2i], hull[2i + 1] := the rows of every patch whose rows can couple to patch i's through
+// W = Jr Mr^-1 Jr^T (a Jr span of one meets an X span of the other; rspan holds the rows' spans)
+static void couple_patches(cuspPatchWork* w) {
+  const int n = w->nisland;
+  for (int i = 0; i < n; i++) {
+    int* ps = w->pspan + 4 * i;
+    ps[0] = ps[2] = INT_MAX;
+    ps[1] = ps[3] = INT_MIN;
+    for (int a = w->row_of[i]; a < w->row_of[i + 1]; a++) {
+      for (int t = 0; t < 2; t++) {
+        const int* rs = w->rspan + 4 * a + 2 * t;
+        if (rs[0] >= rs[1]) continue;
+        if (rs[0] < ps[2 * t]) ps[2 * t] = rs[0];
+        if (rs[1] > ps[2 * t + 1]) ps[2 * t + 1] = rs[1];
+      }
+    }
+    w->hull[2 * i] = w->row_of[i];
+    w->hull[2 * i + 1] = w->row_of[i + 1];
+  }
+  for (int i = 0; i < n; i++) {
+    const int* pi = w->pspan + 4 * i;
+    for (int j = i + 1; j < n; j++) {
+      const int* pj = w->pspan + 4 * j;
+      if (!ranges_meet(pi[0], pi[1], pj[2], pj[3]) && !ranges_meet(pj[0], pj[1], pi[2], pi[3])) {
+        continue;
+      }
+      if (w->row_of[j] < w->hull[2 * i]) w->hull[2 * i] = w->row_of[j];
+      if (w->row_of[j + 1] > w->hull[2 * i + 1]) w->hull[2 * i + 1] = w->row_of[j + 1];
+      if (w->row_of[i] < w->hull[2 * j]) w->hull[2 * j] = w->row_of[i];
+      if (w->row_of[i + 1] > w->hull[2 * j + 1]) w->hull[2 * j + 1] = w->row_of[i + 1];
+    }
+  }
+}
+
+// band (kl, ku) of the Newton matrix when patch i's rows [r0, r1) depend on the unknowns
+// [h0, h1) (rows and unknowns share one layout)
+static void band_of(int* kl, int* ku, int r0, int r1, int h0, int h1) {
+  if (r1 - 1 - h0 > *kl) *kl = r1 - 1 - h0;
+  if (h1 - 1 - r0 > *ku) *ku = h1 - 1 - r0;
+}
+
+// hull[2i], hull[2i + 1] := patch i's rows and the union of their W spans (the unknowns its
+// residual depends on); w->band, kl, ku: the band solve, if it pays
+static void band_layout(cuspPatchWork* w) {
+  int kl = 0, ku = 0;
+  for (int i = 0; i < w->nisland; i++) {
+    int lo = w->row_of[i], hi = w->row_of[i + 1];
+    for (int a = w->row_of[i]; a < w->row_of[i + 1]; a++) {
+      const int* sp = w->span + 2 * a;
+      if (sp[0] >= sp[1]) continue;
+      if (sp[0] < lo) lo = sp[0];
+      if (sp[1] > hi) hi = sp[1];
+    }
+    w->hull[2 * i] = lo;
+    w->hull[2 * i + 1] = hi;
+    band_of(&kl, &ku, w->row_of[i], w->row_of[i + 1], lo, hi);
+  }
+  w->band = band_pays(w->nz, kl, ku);
+  w->kl = w->band ? kl : 0;
+  w->ku = w->band ? ku : 0;
+  w->bands += w->band;
+}
+
+// tree of body b (-1: the world or a static body)
+static int tree_of(const mjModel* m, int b) { return b > 0 ? m->body_treeid[b] : -1; }
+
+// Reverse Cuthill-McKee order of the island's patches on the graph "shares a kinematic tree"
+// (patches on the bodies of one tree are coupled through its inertia): a stack's patches from
+// the top to the floor. The patches are permuted into it when the band it gives (predicted from
+// the trees) pays (band_pays); else they keep their order (and the dense solve).
+static void order_patches(cuspPatchWork* w, const mjModel* m) {
+  const int n = w->nisland;
+  if (n < 3 || w->ntree <= 0) return;
+  int* perm = w->order;       // (n) new position -> patch
+  int* deg = perm + n;        // (n) neighbours of each patch through its trees
+  int* placed = deg + n;      // (n) 1 once placed, then the new position of each patch
+  int* rowstart = placed + n; // (n) first row of each patch in the new order
+  int* cnt = w->tree_list;    // (nt + 1) per tree slot: counts, then list offsets
+  int* lst = w->tree_list + w->ntree + 1;  // (2n) the patches of each tree slot
+  int nt = 0;
+  // tree slots of the island's trees, two per patch at most (its body and its support)
+  for (int i = 0; i < n; i++) {
+    const cuspPatch* P = w->island + i;
+    int t0 = tree_of(m, P->body[0]), t1 = tree_of(m, P->body[1]);
+    int ts[2] = {t0, t1 != t0 ? t1 : -1};
+    for (int s = 0; s < 2; s++) {
+      if (ts[s] < 0) continue;
+      if (w->tree_slot[ts[s]] < 0) {
+        w->tree_slot[ts[s]] = nt;
+        cnt[nt++] = 0;
+      }
+      cnt[w->tree_slot[ts[s]]]++;
+    }
+  }
+  for (int k = 1; k < nt; k++) cnt[k] += cnt[k - 1];
+  cnt[nt] = nt ? cnt[nt - 1] : 0;
+  for (int i = n - 1; i >= 0; i--) {  // lists in patch order; cnt[k] ends as slot k's start
+    const cuspPatch* P = w->island + i;
+    int t0 = tree_of(m, P->body[0]), t1 = tree_of(m, P->body[1]);
+    if (t0 >= 0) lst[--cnt[w->tree_slot[t0]]] = i;
+    if (t1 >= 0 && t1 != t0) lst[--cnt[w->tree_slot[t1]]] = i;
+  }
+  for (int i = 0; i < n; i++) {
+    const cuspPatch* P = w->island + i;
+    int t0 = tree_of(m, P->body[0]), t1 = tree_of(m, P->body[1]);
+    deg[i] = 0;
+    if (t0 >= 0) deg[i] += cnt[w->tree_slot[t0] + 1] - cnt[w->tree_slot[t0]] - 1;
+    if (t1 >= 0 && t1 != t0) deg[i] += cnt[w->tree_slot[t1] + 1] - cnt[w->tree_slot[t1]] - 1;
+    placed[i] = 0;
+  }
+  // Cuthill-McKee: breadth first from a patch of least degree, each patch's unplaced neighbours
+  // (tree by tree) by increasing degree, then the order reversed
+  int head = 0, tail = 0;
+  while (tail < n) {
+    int start = -1;
+    for (int i = 0; i < n; i++) {
+      if (!placed[i] && (start < 0 || deg[i] < deg[start])) start = i;
+    }
+    perm[tail++] = start;
+    placed[start] = 1;
+    while (head < tail) {
+      const cuspPatch* P = w->island + perm[head++];
+      int t0 = tree_of(m, P->body[0]), t1 = tree_of(m, P->body[1]);
+      int ts[2] = {t0, t1 != t0 ? t1 : -1};
+      for (int s = 0; s < 2; s++) {
+        if (ts[s] < 0) continue;
+        int k = w->tree_slot[ts[s]], first = tail;
+        for (int e = cnt[k]; e < cnt[k + 1]; e++) {
+          int q = lst[e];
+          if (placed[q]) continue;
+          placed[q] = 1;
+          int at = tail++;  // insertion by (degree, index)
+          while (at > first && (deg[perm[at - 1]] > deg[q] ||
+                                (deg[perm[at - 1]] == deg[q] && perm[at - 1] > q))) {
+            perm[at] = perm[at - 1];
+            at--;
+          }
+          perm[at] = q;
+        }
+      }
+    }
+  }
+  for (int a = 0, b = n - 1; a < b; a++, b--) {
+    int t = perm[a];
+    perm[a] = perm[b];
+    perm[b] = t;
+  }
+  // the band in that order: patch i's rows couple to the rows of every patch on its trees
+  int row = 0, identity = 1;
+  for (int k = 0; k < n; k++) {
+    placed[perm[k]] = k;
+    identity &= perm[k] == k;
+  }
+  for (int k = 0; k < n; k++) {
+    rowstart[k] = row;
+    row += patch_rows(w->island + perm[k]);
+  }
+  int kl = 0, ku = 0;
+  for (int i = 0; i < n; i++) {
+    const cuspPatch* P = w->island + i;
+    int k = placed[i], r0 = rowstart[k], r1 = r0 + patch_rows(P), h0 = r0, h1 = r1;
+    int t0 = tree_of(m, P->body[0]), t1 = tree_of(m, P->body[1]);
+    int ts[2] = {t0, t1 != t0 ? t1 : -1};
+    for (int s = 0; s < 2; s++) {
+      if (ts[s] < 0) continue;
+      int slot = w->tree_slot[ts[s]];
+      for (int e = cnt[slot]; e < cnt[slot + 1]; e++) {
+        int kq = placed[lst[e]];
+        if (rowstart[kq] < h0) h0 = rowstart[kq];
+        if (rowstart[kq] + patch_rows(w->island + lst[e]) > h1) {
+          h1 = rowstart[kq] + patch_rows(w->island + lst[e]);
+        }
+      }
+    }
+    band_of(&kl, &ku, r0, r1, h0, h1);
+  }
+  for (int i = 0; i < n; i++) {  // tree slots back to -1 for the next island
+    const cuspPatch* P = w->island + i;
+    int t0 = tree_of(m, P->body[0]), t1 = tree_of(m, P->body[1]);
+    if (t0 >= 0) w->tree_slot[t0] = -1;
+    if (t1 >= 0) w->tree_slot[t1] = -1;
+  }
+  if (identity || !band_pays(row, kl, ku)) return;
+  for (int k = 0; k < n; k++) w->sorted[k] = w->island[perm[k]];
+  memcpy(w->island, w->sorted, n * sizeof(cuspPatch));
+}
 
 // A row no impulse can move: W_kk <= 1e-12 of the island's largest diagonal wmax (Jr_k = 0: a
 // drawer's vertex on the shelf it slides along, whose weight its joint carries). Its impulse
@@ -592,6 +896,7 @@ int cusp_patch_solve(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, int first, i
   // the island's patches: a view into this step's set while it is solved
   w->island = w->set.patch + first;
   w->nisland = count;
+  order_patches(w, m);
   return solve_range(w, dv, max_pen, cfg, m, d, dyn, h);
 }
 
@@ -608,19 +913,31 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     nrows += patch_rows(w->island + i);
     nz += patch_nz(w->island + i);
   }
+  w->row_of[w->nisland] = nrows;
+  w->z_of[w->nisland] = nz;
   if (cusp_patch_work_reserve(w, w->nisland, nrows, nz)) return CUSP_LCP_NUMERICAL;
+  for (int i = 0; i < w->nisland; i++) {
+    for (int j = w->z_of[i]; j < w->z_of[i + 1]; j++) w->zpatch[j] = i;
+  }
   w->nrows = nrows;
   w->nz = nz;
   *max_pen = 0;
   if (!w->nisland) return 0;
 
-  // rows, free velocities and gap terms
+  // rows, free velocities and gap terms; rspan[4a], rspan[4a + 1]: the columns row a is
+  // written at (outside them the buffers hold stale numbers, never read)
+  int* span = w->rspan;  // row a of Jr: [span[4a], span[4a+1]); of X: [span[4a+2], span[4a+3])
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
     mjtNum* J = w->J + (size_t)w->row_of[i] * nv;
-    patch_jacobian(w, P, dyn, m, d, J);
+    int lo, hi;
+    patch_columns(&lo, &hi, P, dyn, m);
+    patch_jacobian(w, P, dyn, m, d, J, lo, hi);
     for (int r = 0; r < patch_rows(P); r++) {
-      mjtNum vfree = mju_dot(J + (size_t)r * nv, vloc, nv);
+      int a = w->row_of[i] + r;
+      span[4 * a] = lo;
+      span[4 * a + 1] = hi;
+      mjtNum vfree = mju_dot(J + (size_t)r * nv + lo, vloc + lo, hi - lo);
       w->ub[w->row_of[i] + r] = vfree;  // kept for hold_immobile_rows (ub is free until the solve)
       if (r < P->nvert) {
         vfree = cusp_normal_rhs(vfree, P->gap[r], h, cfg->gap_alpha, cfg->pushout_speed);
@@ -630,40 +947,81 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   }
   // Delassus W = Jr Mr^-1 Jr^T and X = Mr^-1 Jr^T (rows)
   int nr = dyn->nr;
-  cusp_dynamics_reduce(w->Jr, dyn, w->J, nrows);
-  // X (row-major nrows x nr) is column-major nr x nrows: one solve with nrows right-hand sides
-  memcpy(w->X, w->Jr, (size_t)nrows * nr * sizeof(mjtNum));
-  if (nr > 0) cusp_dpotrs_env(w->X, dyn->L, nr, nrows, nr, nr, dyn->env);
+  if (dyn->identity) {
+    // Jr = J; X_a = Mr^-1 Jr_a over the diagonal blocks of L that row a's columns touch (Mr is
+    // block diagonal over the island's trees: a row costs its bodies' dofs, not the island's)
+    int* blk = w->blk;
+    envelope_blocks(blk, dyn);
+    for (int a = 0; a < nrows; a++) {
+      int lo = span[4 * a], hi = span[4 * a + 1];
+      const mjtNum* ja = w->J + (size_t)a * nv;
+      mjtNum* jr = w->Jr + (size_t)a * nr;
+      mjtNum* xa = w->X + (size_t)a * nr;
+      memcpy(jr + lo, ja + lo, (size_t)(hi - lo) * sizeof(mjtNum));
+      if (hi <= lo) {
+        span[4 * a + 2] = span[4 * a + 3] = 0;
+        continue;
+      }
+      int xlo = blk[nr + lo], xhi = blk[hi - 1];
+      span[4 * a + 2] = xlo;
+      span[4 * a + 3] = xhi;
+      memset(xa + xlo, 0, (size_t)(xhi - xlo) * sizeof(mjtNum));
+      memcpy(xa + lo, ja + lo, (size_t)(hi - lo) * sizeof(mjtNum));
+      cusp_dpotrs_env_range(xa, dyn->L, nr, dyn->env, nr, xlo, xhi);
+    }
+  } else {
+    cusp_dynamics_reduce(w->Jr, dyn, w->J, nrows);
+    // X (row-major nrows x nr) is column-major nr x nrows: one solve with nrows right-hand sides
+    memcpy(w->X, w->Jr, (size_t)nrows * nr * sizeof(mjtNum));
+    if (nr > 0) cusp_dpotrs_env(w->X, dyn->L, nr, nrows, nr, nr, dyn->env);
+    for (int a = 0; a < nrows; a++) {
+      for (int t = 0; t < 2; t++) {
+        const mjtNum* row = (t ? w->X : w->Jr) + (size_t)a * nr;
+        nonzero_range(span + 4 * a + 2 * t, row, nr);
+      }
+    }
+  }
   // W_ab = Jr_a . X_b over the columns where both can be nonzero: a row touches one or two
   // bodies, and with many bodies in one island (a stack) Mr is block diagonal, so most pairs of
   // rows share no column (exact zeros skipped: the same sums in the same order)
-  int* span = w->span;  // row a of Jr: [span[4a], span[4a+1]); of X: [span[4a+2], span[4a+3])
-  for (int a = 0; a < nrows; a++) {
-    for (int t = 0; t < 2; t++) {
-      const mjtNum* row = (t ? w->X : w->Jr) + (size_t)a * nr;
-      nonzero_range(span + 4 * a + 2 * t, row, nr);
+  couple_patches(w);
+  // only the entries of W over each row's hull are set (and read: the others are exact zeros)
+  for (int i = 0; i < w->nisland; i++) {
+    int lo = w->hull[2 * i], hi = w->hull[2 * i + 1];
+    for (int a = w->row_of[i]; a < w->row_of[i + 1]; a++) {
+      memset(w->W + (size_t)a * nrows + lo, 0, (size_t)(hi - lo) * sizeof(mjtNum));
     }
   }
   mjtNum diag = 0;
   int ndiag = 0;
-  for (int a = 0; a < nrows; a++) {
-    for (int b = a; b < nrows; b++) {
-      mjtNum s = 0;
-      const mjtNum* ja = w->Jr + (size_t)a * nr;
-      const mjtNum* xb = w->X + (size_t)b * nr;
-      int lo = span[4 * a] > span[4 * b + 2] ? span[4 * a] : span[4 * b + 2];
-      int hi = span[4 * a + 1] < span[4 * b + 3] ? span[4 * a + 1] : span[4 * b + 3];
-      for (int c = lo; c < hi; c++) s += ja[c] * xb[c];
-      w->W[(size_t)a * nrows + b] = s;
-      w->W[(size_t)b * nrows + a] = s;
+  for (int i = 0; i < w->nisland; i++) {
+    int hi_b = w->hull[2 * i + 1];
+    for (int a = w->row_of[i]; a < w->row_of[i + 1]; a++) {
+      for (int b = a; b < hi_b; b++) {
+        mjtNum s = 0;
+        const mjtNum* ja = w->Jr + (size_t)a * nr;
+        const mjtNum* xb = w->X + (size_t)b * nr;
+        int lo = span[4 * a] > span[4 * b + 2] ? span[4 * a] : span[4 * b + 2];
+        int hi = span[4 * a + 1] < span[4 * b + 3] ? span[4 * a + 1] : span[4 * b + 3];
+        for (int c = lo; c < hi; c++) s += ja[c] * xb[c];
+        w->W[(size_t)a * nrows + b] = s;
+        w->W[(size_t)b * nrows + a] = s;  // 0 when b's patch does not couple to a's (no hull)
+      }
     }
   }
-  // from here on span[2a], span[2a + 1] is the nonzero column range of row a of W (the rows of
-  // a body touch the rows of its neighbours only): ub = ub0 + W p and dub/dz skip the rest
-  for (int a = 0; a < nrows; a++) {
-    nonzero_range(span + 2 * a, w->W + (size_t)a * nrows, nrows);
-    w->w_diag[a] = w->W[(size_t)a * nrows + a];
+  // w->span[2a], w->span[2a + 1]: the nonzero column range of row a of W (the rows of a body
+  // touch the rows of its neighbours only): ub = ub0 + W p and dub/dz skip the rest
+  for (int i = 0; i < w->nisland; i++) {
+    int lo = w->hull[2 * i], hi = w->hull[2 * i + 1];
+    for (int a = w->row_of[i]; a < w->row_of[i + 1]; a++) {
+      nonzero_range(w->span + 2 * a, w->W + (size_t)a * nrows + lo, hi - lo);
+      w->span[2 * a] += lo;
+      w->span[2 * a + 1] += lo;
+      if (w->span[2 * a] == w->span[2 * a + 1]) w->span[2 * a] = w->span[2 * a + 1] = 0;
+      w->w_diag[a] = w->W[(size_t)a * nrows + a];
+    }
   }
+  band_layout(w);
   for (int i = 0; i < w->nisland; i++) {
     cuspPatch* P = w->island + i;
     mjtNum own = 0;
@@ -717,26 +1075,50 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     for (int j = 0; j < K + ny; j++) w->z_scale[z0 + j] = j < K ? P->k / kmax : 1;
   }
 
-  cuspMcpProblem prob = {nz, w->lo, w->hi, mcp_residual, mcp_jacobian, w};
+  cuspMcpProblem prob = {nz, w->lo, w->hi, mcp_residual, mcp_jacobian, w,
+                         w->band ? mcp_jacobian_band : NULL, w->kl, w->ku};
+  size_t bytes = cusp_mcp_proximal_problem_worksize(&prob);
+  if (bytes > w->mcp_bytes) {  // the dense solve's n^2 or the band solve's n (kl + ku)
+    void* a = grow(w->mcp_work, bytes);
+    if (!a) return CUSP_LCP_NUMERICAL;
+    w->mcp_work = a;
+    w->mcp_bytes = bytes;
+  }
   cuspMcpOptions opt = cusp_mcp_default_options();
   opt.tol = cfg->tolerance;
   opt.max_iter = cfg->max_iterations;
   opt.warm_start = 1;
   // the solver's F buffer must differ from w->F (used as scratch by the Jacobian callback)
-  cuspLcpStatus status = solve_proximal(w, &prob, &opt);
+  memcpy(w->z_warm, w->z, sizeof(mjtNum) * nz);
+  cuspLcpStatus status = solve_proximal(w, &prob, &opt, warm);
   if (status != CUSP_LCP_SOLVED && warm) {
     // The FB merit of this MCP (Coulomb friction, not monotone) has stationary points that are
     // not solutions; a warm start can land in one's basin (tutorial arm pushing a box, t = 0.844 s:
     // natural residual 6.9e-3 after 200 and after 5000 iterations). Restart cold, keep the better.
+    // Before that, where the anchored solve (solve_proximal, warm == 1) stalled, the same warm
+    // start with 50 plain Newton steps first (a soft arm pushing a box: residual 1.1e-10 at the
+    // 1e-10 tolerance after 400 anchored steps, solved this way).
     cuspMcpInfo warm_info = w->info;
+    int iterations = warm_info.iterations;
     memcpy(w->z_failed, w->z, sizeof(mjtNum) * nz);
-    for (int i = 0; i < w->nisland; i++) cold_start(w, i);
-    status = solve_proximal(w, &prob, &opt);
-    int iterations = warm_info.iterations + w->info.iterations;
-    if (status != CUSP_LCP_SOLVED && !(w->info.residual < warm_info.residual)) {
-      memcpy(w->z, w->z_failed, sizeof(mjtNum) * nz);
-      w->info = warm_info;
-      status = warm_info.status;
+    if (nz <= 96) {
+      memcpy(w->z, w->z_warm, sizeof(mjtNum) * nz);
+      status = solve_proximal(w, &prob, &opt, 2);
+      iterations += w->info.iterations;
+      if (status == CUSP_LCP_SOLVED || w->info.residual < warm_info.residual) {
+        warm_info = w->info;
+        memcpy(w->z_failed, w->z, sizeof(mjtNum) * nz);
+      }
+    }
+    if (status != CUSP_LCP_SOLVED) {
+      for (int i = 0; i < w->nisland; i++) cold_start(w, i);
+      status = solve_proximal(w, &prob, &opt, 0);
+      iterations += w->info.iterations;
+      if (status != CUSP_LCP_SOLVED && !(w->info.residual < warm_info.residual)) {
+        memcpy(w->z, w->z_failed, sizeof(mjtNum) * nz);
+        w->info = warm_info;
+        status = warm_info.status;
+      }
     }
     w->info.iterations = iterations;
   }
@@ -783,15 +1165,19 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   // dv = N Mr^-1 Jr^T p = N sum_r p_r X_r
   mjtNum* du = w->jac;  // (nr) scratch
   mju_zero(du, nr);
-  for (int r = 0; r < nrows; r++) mju_addToScl(du, w->X + (size_t)r * nr, w->p[r], nr);
+  for (int r = 0; r < nrows; r++) {
+    int lo = span[4 * r + 2], hi = span[4 * r + 3];
+    if (w->p[r] != 0 && hi > lo) mju_addToScl(du + lo, w->X + (size_t)r * nr + lo, w->p[r], hi - lo);
+  }
   cusp_dynamics_expand(dv, dyn, du);
   // linearised gaps after the correction: g + h J dv at every vertex (island rows)
   cusp_dynamics_gather(vloc, dyn, dv);
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
     for (int k = 0; k < P->nvert; k++) {
-      const mjtNum* row = w->J + (size_t)(w->row_of[i] + k) * nv;
-      mjtNum after = P->gap[k] + h * mju_dot(row, vloc, nv);
+      int a = w->row_of[i] + k, lo = span[4 * a], hi = span[4 * a + 1];
+      const mjtNum* row = w->J + (size_t)a * nv;
+      mjtNum after = P->gap[k] + h * mju_dot(row + lo, vloc + lo, hi - lo);
       if (-after > *max_pen) *max_pen = -after;
     }
   }

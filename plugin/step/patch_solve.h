@@ -36,14 +36,29 @@ typedef struct cuspPatchWork_ {
   mjtNum* Jr;               // (cap_rows x nv) row-major reduced rows J N
   mjtNum* X;                // (cap_rows x nv) row-major, row j: Mr^-1 Jr_j^T
   mjtNum* W;                // (cap_rows x cap_rows) row-major Delassus J Meff^-1 J^T
-  int* span;                // (4 cap_rows) nonzero column ranges [lo, hi) of the rows of Jr and
-                            // X while W is formed, then of the rows of W
+  int* span;                // (2 cap_rows) nonzero column range [lo, hi) of each row of W
+  int* rspan;               // (4 cap_rows) nonzero column ranges of each row of Jr, then of X
+  int* hull;                // (2 cap_patch) rows [lo, hi) of W a patch's rows may couple to
+                            // (the patches sharing dofs with it), then the union of their W spans
+                            // and its own rows: the rows of d ub / d z_j and of dF / d z_j for
+                            // an unknown z_j of the patch
+  int* pspan;               // (4 cap_patch) union of the Jr spans, then of the X spans, of a
+                            // patch's rows
+  int* zpatch;              // (cap_z) the patch of each unknown
+  int* order;               // (4 cap_patch) scratch of the patch ordering
+  int ntree;                // m->ntree
+  int* tree_slot;           // (ntree) scratch of the patch ordering: -1 between islands
+  int* tree_list;           // (2 cap_patch + ntree + 1) scratch: patches by tree
+  int* blk;                 // (2 nv) scratch: the diagonal blocks of the envelope of L
+  int band, kl, ku;         // the Newton matrices of the island are band (kl, ku) matrices
+  int bands;                // islands solved in band mode (since init)
   mjtNum* ub0;              // (cap_rows) velocity of the rows without impulse (+ gap terms)
   mjtNum* p;                // (cap_rows) row impulses
   mjtNum* ub;               // (cap_rows) row velocities
   mjtNum* G;                // (cap_rows x cap_z) column-major d ub / d z
   mjtNum* z, *F, *lo, *hi;  // (cap_z) MCP unknowns, residual, bounds
   mjtNum* z_failed;         // (cap_z) a failed warm-started answer, while the cold restart runs
+  mjtNum* z_warm;           // (cap_z) the warm start, for a second warm-started solve
   mjtNum* p_anchor;         // (cap_rows) row impulses of the proximal anchor
   mjtNum* z_anchor;         // (cap_z) scratch: the unknowns at the proximal anchor
   mjtNum* z_scale;          // (cap_z) -: the solver's unknowns are z / z_scale: a normal impulse
