@@ -186,10 +186,15 @@ static int equality_rows(mjtNum* E, int ne_max, cuspDynamics* dyn, const mjModel
     }
     if (hit && dyn->eq_compliant && dyn->eq_compliant[d->efc_id[i]]) {
       // a soft row of the object's own constraint: Meff += D row row^T (row not kept in E)
+      // (the profile grows by the couplings it adds: a weld between two registered bodies
+      // couples their trees)
       mjtNum D = d->efc_D[i];
+      int lowest = nv;
       for (int a = 0; a < nv; a++) {
         if (row[a] == 0) continue;
+        if (lowest == nv) lowest = a;
         for (int b = 0; b < nv; b++) dyn->Meff[a * nv + b] += D * row[a] * row[b];
+        if (lowest < dyn->meff_first[a]) dyn->meff_first[a] = lowest;
       }
       continue;
     }

@@ -371,3 +371,40 @@ def test_visual_geoms_refusals_say_what_to_do(visual, why):
     message = str(err.value)
     assert "visual_geoms" in message and why in message, message
     assert message.count(why) == 1
+
+
+# two registered boxes joined by a weld equality (a handle welded to a mug as two free bodies),
+# dropped 1 cm onto the floor: the weld's soft rows couple the two bodies' trees in the correction
+TWO_WELDED = """
+<mujoco>
+  <option timestep="0.002" integrator="{integrator}"/>
+  <extension><plugin plugin="cusp.contact"><instance name="cusp">
+    <config key="bodies" value="mug handle"/>
+  </instance></plugin></extension>
+  <worldbody>
+    <geom name="floor" type="plane" size="2 2 0.1"/>
+    <body name="mug" pos="0 0 0.06">
+      <freejoint/>
+      <geom name="mug" type="box" size="0.04 0.04 0.05" mass="0.3" contype="0" conaffinity="0"/>
+    </body>
+    <body name="handle" pos="0.06 0 0.06">
+      <freejoint/>
+      <geom name="handle" type="box" size="0.02 0.01 0.05" mass="0.05" contype="0"
+            conaffinity="0"/>
+    </body>
+  </worldbody>
+  <equality><weld body1="mug" body2="handle"/></equality>
+</mujoco>"""
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_two_registered_bodies_joined_by_a_weld_rest_together(integrator):
+    xml = TWO_WELDED.format(integrator=integrator)
+    m, d, zmin, gain, pen = held_run(xml, 1000)
+    assert d.plugin_state[m.plugin_stateadr[0] + FAILURES] == 0
+    assert pen <= 1e-4
+    gaps = distances(m, d, ["mug", "handle"], "floor")
+    assert min(gaps) >= -1e-4 and max(gaps) <= 1e-3  # both on the floor (the weld sags < 1 mm)
+    assert np.abs(d.qvel).max() < 1e-6
+    ms, ds, _, _, _ = held_run(xml, 1000, stock=True)
+    np.testing.assert_allclose(d.qpos[[2, 9]], ds.qpos[[2, 9]], atol=2e-3)
