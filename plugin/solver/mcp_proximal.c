@@ -64,7 +64,6 @@ cuspMcpProxOptions cusp_mcp_proximal_default_options(void) {
   o.inner_max_iter = 30;
   o.max_iterations = 400;
   o.plain_first_iter = 0;
-  o.plain_first_solved_only = 0;
   o.polish_iter = 0;
   return o;
 }
@@ -87,7 +86,7 @@ static void plain_newton(mjtNum* z, mjtNum* nat, mjtNum* merit, mjtNum* best_nat
                          mjtNum* best_merit, mjtNum* zbest, mjtNum* F_out, cuspLcpStatus* status,
                          cuspMcpProxInfo* info, const cuspMcpProblem* prob,
                          const cuspMcpOptions* opt, int max_iter, mjtNum* zin, mjtNum* F,
-                         void* work, size_t inner_bytes, int solved_only) {
+                         void* work, size_t inner_bytes) {
   if (max_iter <= 0) return;
   const int n = prob->n;
   cuspMcpOptions o = *opt;
@@ -102,7 +101,7 @@ static void plain_newton(mjtNum* z, mjtNum* nat, mjtNum* merit, mjtNum* best_nat
   if (in.status == CUSP_LCP_BAD_INPUT || prob->residual(F, zin, n, prob->user)) return;
   mjtNum m;
   mjtNum r = measure(&m, zin, F, prob->lo, prob->hi, n);
-  if (!(r < *nat) || (solved_only && !(r <= opt->tol))) return;
+  if (!(r < *nat)) return;
   memcpy(z, zin, sizeof(mjtNum) * n);
   *nat = r;
   *merit = m;
@@ -194,7 +193,7 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
     plain_newton(z, &nat, &merit, &best_nat, &best_merit, zbest, F_out, &status, info, prob,
                  opt, po.plain_first_iter < po.max_iterations - polish
                               ? po.plain_first_iter : po.max_iterations - polish,
-                 zin, F, work, inner_bytes, po.plain_first_solved_only);
+                 zin, F, work, inner_bytes);
   }
   while (status == CUSP_LCP_MAX_ITER) {
     if (!isfinite(nat)) {
@@ -278,7 +277,7 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
     memcpy(z, zbest, sizeof(mjtNum) * n);
     nat = best_nat;
     plain_newton(z, &nat, &merit, &best_nat, &best_merit, zbest, F_out, &status, info, prob,
-                 opt, polish, zin, F, work, inner_bytes, 0);
+                 opt, polish, zin, F, work, inner_bytes);
   }
   if (status != CUSP_LCP_SOLVED && message[0] == 0) message = "iteration limit reached";
   // a Newton iterate may end a little outside the box (within the tolerance): hand back its

@@ -51,9 +51,6 @@ typedef struct cuspMcpProxOptions_ {
   int max_iterations;       // Newton iterations over all inner solves (default 400)
   int plain_first_iter;     // plain Newton steps on the original problem before the loop (0: none;
                             // where the problem is not degenerate they converge quadratically)
-  int plain_first_solved_only;  // nonzero: the plain steps' answer is kept only if it solves
-                                // (else the loop starts from z as given: a warm start near the
-                                // answer stays the proximal anchor, and the answer stays near it)
   int polish_iter;          // plain Newton steps on the original problem from the best iterate
                             // when the loop has not solved it (0: none), kept if they improve it;
                             // reserved out of max_iterations

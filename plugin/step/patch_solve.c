@@ -63,7 +63,6 @@ void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->lo);
   free(w->hi);
   free(w->z_failed);
-  free(w->z_warm);
   free(w->p_anchor);
   free(w->w_diag);
   free(w->z_anchor);
@@ -132,9 +131,9 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
     a = grow(w->G, (size_t)nrows * nz * sizeof(mjtNum));
     if (!a) return -1;
     w->G = (mjtNum*)a;
-    mjtNum** zv[9] = {&w->z, &w->F, &w->lo, &w->hi, &w->z_failed, &w->z_anchor, &w->z_scale,
-                      &w->z_phys, &w->z_warm};
-    for (int i = 0; i < 9; i++) {
+    mjtNum** zv[8] = {&w->z, &w->F, &w->lo, &w->hi, &w->z_failed, &w->z_anchor, &w->z_scale,
+                      &w->z_phys};
+    for (int i = 0; i < 8; i++) {
       a = grow(*zv[i], nz * sizeof(mjtNum));
       if (!a) return -1;
       *zv[i] = (mjtNum*)a;
@@ -416,10 +415,8 @@ static void patch_prox(void* user, mjtNum rho, const mjtNum* anchor) {
 // first (a few steps solve an island that is not hyperstatic), then proximal points that vanish at
 // the answer, then a plain Newton polish where they stall; one work budget (solver/lcp.h) bounds
 // the Newton steps of all of them. A warm start that already solves costs one residual.
-// warm: 0 cold start, 1 warm start (the proximal loop anchored at it), 2 warm start with plain
-// Newton steps first as from a cold one
 static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob,
-                                    const cuspMcpOptions* opt, int warm) {
+                                    const cuspMcpOptions* opt) {
   int budget_binds = 0;
   cuspMcpOptions o = *opt;
   if (o.work_budget >= 0) {
@@ -434,13 +431,8 @@ static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob
   po.max_iterations = cusp_solve_iteration_cap(&budget_binds, opt->max_iter, opt->work_budget,
                                                CUSP_ITER_NEWTON, w->nz, 0);
   // plain Newton first where its Levenberg-Marquardt fallback (n^3 / 3 for H^T H, then Cholesky)
-  // is cheap; on a large hyperstatic island (a stack) it would take most of the step. From a warm
-  // start only 3 steps, kept only if they solve: the proximal loop anchored at the last step's
-  // impulses returns the answer nearest to them, a plain Newton run that stalls (hyperstatic
-  // grasps) drifts along the set of answers, and the next warm start is worse (a jaw lifting a
-  // box: 9707 Newton steps in 400 steps with 50 plain steps first, 1356 with this rule)
-  po.plain_first_iter = w->nz <= 96 ? (warm == 1 ? 3 : 50) : 0;
-  po.plain_first_solved_only = warm == 1;
+  // is cheap; on a large hyperstatic island (a stack) it would take most of the step
+  po.plain_first_iter = w->nz <= 96 ? 50 : 0;
   po.polish_iter = 100;
   po.rho0 = 1e-2;
   po.rho_max = 1e4;
@@ -1089,36 +1081,20 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   opt.max_iter = cfg->max_iterations;
   opt.warm_start = 1;
   // the solver's F buffer must differ from w->F (used as scratch by the Jacobian callback)
-  memcpy(w->z_warm, w->z, sizeof(mjtNum) * nz);
-  cuspLcpStatus status = solve_proximal(w, &prob, &opt, warm);
+  cuspLcpStatus status = solve_proximal(w, &prob, &opt);
   if (status != CUSP_LCP_SOLVED && warm) {
     // The FB merit of this MCP (Coulomb friction, not monotone) has stationary points that are
     // not solutions; a warm start can land in one's basin (tutorial arm pushing a box, t = 0.844 s:
     // natural residual 6.9e-3 after 200 and after 5000 iterations). Restart cold, keep the better.
-    // Before that, where the anchored solve (solve_proximal, warm == 1) stalled, the same warm
-    // start with 50 plain Newton steps first (a soft arm pushing a box: residual 1.1e-10 at the
-    // 1e-10 tolerance after 400 anchored steps, solved this way).
     cuspMcpInfo warm_info = w->info;
-    int iterations = warm_info.iterations;
     memcpy(w->z_failed, w->z, sizeof(mjtNum) * nz);
-    if (nz <= 96) {
-      memcpy(w->z, w->z_warm, sizeof(mjtNum) * nz);
-      status = solve_proximal(w, &prob, &opt, 2);
-      iterations += w->info.iterations;
-      if (status == CUSP_LCP_SOLVED || w->info.residual < warm_info.residual) {
-        warm_info = w->info;
-        memcpy(w->z_failed, w->z, sizeof(mjtNum) * nz);
-      }
-    }
-    if (status != CUSP_LCP_SOLVED) {
-      for (int i = 0; i < w->nisland; i++) cold_start(w, i);
-      status = solve_proximal(w, &prob, &opt, 0);
-      iterations += w->info.iterations;
-      if (status != CUSP_LCP_SOLVED && !(w->info.residual < warm_info.residual)) {
-        memcpy(w->z, w->z_failed, sizeof(mjtNum) * nz);
-        w->info = warm_info;
-        status = warm_info.status;
-      }
+    for (int i = 0; i < w->nisland; i++) cold_start(w, i);
+    status = solve_proximal(w, &prob, &opt);
+    int iterations = warm_info.iterations + w->info.iterations;
+    if (status != CUSP_LCP_SOLVED && !(w->info.residual < warm_info.residual)) {
+      memcpy(w->z, w->z_failed, sizeof(mjtNum) * nz);
+      w->info = warm_info;
+      status = warm_info.status;
     }
     w->info.iterations = iterations;
   }
