@@ -92,6 +92,7 @@ def main():
                 commit=subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
                                       capture_output=True, text=True).stdout.strip())
     out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
     lines = [f"Rigid islands, cusp vs stock MuJoCo per mj_step ({steps} steps each, one run): "
              f"{meta['date']}, {cpu}, {meta['cores']} cores, load {meta['load']:.1f}, "
