@@ -36,7 +36,7 @@ TEST(LapackShim, EnvelopeOfABlockDiagonalMatrix) {
   int n = 12;
   std::vector<mjtNum> a = Spd(n, 6, 0, 1);
   std::vector<int> env(2 * n);
-  cusp_envelope(env.data(), a.data(), n, n);
+  cusp_envelope(env.data(), a.data(), n, n, nullptr);
   for (int i = 0; i < n; i++) {
     EXPECT_EQ(env[i], i / 6 * 6) << "first column of row " << i;
     EXPECT_EQ(env[n + i], i / 6 * 6 + 5) << "last row of column " << i;
@@ -49,7 +49,7 @@ TEST(LapackShim, EnvelopeCholeskyEqualsDenseBitwise) {
     std::vector<mjtNum> a = Spd(c.n, c.block, c.band, 7 + c.n);
     std::vector<mjtNum> dense = a, env_factor = a;
     std::vector<int> env(2 * c.n);
-    cusp_envelope(env.data(), a.data(), c.n, c.n);
+    cusp_envelope(env.data(), a.data(), c.n, c.n, nullptr);
     ASSERT_EQ(cusp_dpotrf(dense.data(), c.n, c.n), 0);
     ASSERT_EQ(cusp_dpotrf_env(env_factor.data(), c.n, c.n, env.data()), 0);
     for (int j = 0; j < c.n; j++) {
@@ -83,7 +83,7 @@ TEST(LapackShim, EnvelopeCholeskyReportsANonPositiveMatrixAsLapack) {
   a[8 + 8 * n] = -1.0;  // minor of order 9 not positive definite
   b[8 + 8 * n] = -1.0;
   std::vector<int> env(2 * n);
-  cusp_envelope(env.data(), a.data(), n, n);
+  cusp_envelope(env.data(), a.data(), n, n, nullptr);
   int info_env = cusp_dpotrf_env(a.data(), n, n, env.data());
   EXPECT_EQ(info_env, cusp_dpotrf(b.data(), n, n));
   EXPECT_EQ(info_env, 9);
@@ -173,7 +173,7 @@ TEST(LapackShim, RangeSolveOnWholeBlocksEqualsTheFullSolve) {
   int n = 36;
   std::vector<mjtNum> a = Spd(n, 6, 0, 5);
   std::vector<int> env(2 * n);
-  cusp_envelope(env.data(), a.data(), n, n);
+  cusp_envelope(env.data(), a.data(), n, n, nullptr);
   ASSERT_EQ(cusp_dpotrf_env(a.data(), n, n, env.data()), 0);
   std::vector<mjtNum> full(n, 0.0), range(n, 0.0);
   for (int i = 13; i < 20; i++) full[i] = range[i] = 1.0 + i;  // blocks [12, 24)

@@ -89,8 +89,6 @@ void cusp_dynamics_free(cuspDynamics* dyn) {
   memset(dyn, 0, sizeof(*dyn));
 }
 
-// Meff (nv x nv, island dofs) from M at time t (MuJoCo's sparse lower triangle: row i holds its
-// ancestors and itself) and the damping the integrator treated implicitly
 // Zero the symmetric profile {(i, k), (k, i): first[i] <= k <= i} of a (n x n, leading dimension
 // n): what the last island wrote there, all the rest being zero already.
 static void clear_profile(mjtNum* a, int n, const int* first) {
@@ -102,14 +100,8 @@ static void clear_profile(mjtNum* a, int n, const int* first) {
   }
 }
 
-// the lowest column each row of the lower triangle of a (n x n, column-major) is nonzero at,
-// given that no row holds a nonzero left of first[i] (in and out: cusp_envelope's first[])
-static void refine_profile(int* first, const mjtNum* a, int n) {
-  for (int i = 0; i < n; i++) {
-    while (first[i] < i && a[i + (size_t)first[i] * n] == 0) first[i]++;
-  }
-}
-
+// Meff (nv x nv, island dofs) from M at time t (MuJoCo's sparse lower triangle: row i holds its
+// ancestors and itself) and the damping the integrator treated implicitly
 static void effective_inertia(mjtNum* Meff, cuspDynamics* dyn, const mjModel* m,
                               const mjData* d) {
   int nv = dyn->nv;
@@ -322,18 +314,9 @@ int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d, c
     cusp_dgemm(dyn->L, 'T', 'N', dyn->N, dyn->scratch, 1, 0, nr, nr, nv, nv, nv, nr);
     for (int i = 0; i < nr; i++) first[i] = 0;
   }
-  // the factor keeps leading dimension nr and the envelope of Mr (cusp_envelope's: the first
-  // nonzero column of each row, found from the profile instead of from column 0)
-  int* env_first = dyn->env;
-  int* env_last = dyn->env + nr;
-  memcpy(env_first, first, (size_t)nr * sizeof(int));
-  refine_profile(env_first, dyn->L, nr);
-  for (int i = 0; i < nr; i++) env_last[i] = i;
-  for (int i = 0; i < nr; i++) {
-    for (int k = env_first[i]; k < i; k++) {
-      if (env_last[k] < i) env_last[k] = i;
-    }
-  }
+  // the factor keeps leading dimension nr and the envelope of Mr, each row scanned from its
+  // profile instead of from column 0
+  cusp_envelope(dyn->env, dyn->L, nr, nr, first);
   return cusp_dpotrf_env(dyn->L, nr, nr, dyn->env) == 0 ? 0 : -1;
 }
 

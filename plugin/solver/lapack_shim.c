@@ -294,11 +294,11 @@ int cusp_dpotrs(mjtNum* b, const mjtNum* l, int n, int nrhs, int lda, int ldb) {
   return 0;
 }
 
-void cusp_envelope(int* env, const mjtNum* a, int n, int lda) {
+void cusp_envelope(int* env, const mjtNum* a, int n, int lda, const int* start) {
   int* first = env;
   int* last = env + n;
   for (int i = 0; i < n; i++) {
-    int k = 0;
+    int k = start ? start[i] : 0;
     while (k < i && a[i + (size_t)k * lda] == 0) k++;
     first[i] = k;
     last[i] = i;

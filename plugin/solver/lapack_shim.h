@@ -47,8 +47,9 @@ void cusp_dpbtrs(mjtNum* b, const mjtNum* ab, int n, int kd, int ldab);
 // Cholesky factor keeps the envelope of its matrix, so the _env routines below skip the products
 // outside it, which are exact zeros: the same results as cusp_dpotrf / cusp_dpotrs, in O(sum of
 // squared envelope widths) instead of O(n^3) (block-diagonal inertia of many bodies in one
-// island). env holds 2 n ints: first, then last.
-void cusp_envelope(int* env, const mjtNum* a, int n, int lda);
+// island). env holds 2 n ints: first, then last. start (n, or NULL: all 0): a known lower bound
+// of first[i] (no nonzero left of it), where the scan of row i begins.
+void cusp_envelope(int* env, const mjtNum* a, int n, int lda, const int* start);
 int cusp_dpotrf_env(mjtNum* a, int n, int lda, const int* env);
 // Also skips each right-hand side's leading zeros (a contact row touches few dofs).
 int cusp_dpotrs_env(mjtNum* b, const mjtNum* l, int n, int nrhs, int lda, int ldb, const int* env);
