@@ -404,7 +404,15 @@ static int check_not_collided(const mjModel* m, int geom, const char* key, const
   return 0;
 }
 
-static const char* body_name(const mjModel* m, int b);
+static const char* geom_name(const mjModel* m, int g) {
+  const char* name = mj_id2name(m, mjOBJ_GEOM, g);
+  return name ? name : "(unnamed)";
+}
+
+static const char* body_name(const mjModel* m, int b) {
+  const char* name = mj_id2name(m, mjOBJ_BODY, b);
+  return name ? name : "(unnamed)";
+}
 
 // A registered body moves by joints of its own, which MuJoCo integrates (free, ball, hinge, slide,
 // or several): its contact rows are its point Jacobians, whatever the joints. Refused, with what
@@ -471,8 +479,6 @@ static int collect_object_geoms(cuspConfig* cfg, const mjModel* m) {
 
 // every visual geom belongs to a registered body (or one welded to it), and none leaves its body
 // without a solid geom
-static const char* geom_name(const mjModel* m, int g);
-
 static int check_visual_geoms(const cuspConfig* cfg, const mjModel* m, const char* value,
                               char* err, int err_sz) {
   char why[400];
@@ -497,16 +503,6 @@ static int check_visual_geoms(const cuspConfig* cfg, const mjModel* m, const cha
     }
   }
   return 0;
-}
-
-static const char* geom_name(const mjModel* m, int g) {
-  const char* name = mj_id2name(m, mjOBJ_GEOM, g);
-  return name ? name : "(unnamed)";
-}
-
-static const char* body_name(const mjModel* m, int b) {
-  const char* name = mj_id2name(m, mjOBJ_BODY, b);
-  return name ? name : "(unnamed)";
 }
 
 // geom types no registered disk or body can be in contact with: detection has no routine for them
