@@ -210,6 +210,18 @@ static mjtNum body_min_gap(mjtNum* pts, const mjModel* m, const mjData* d, const
   return best;
 }
 
+// smallest gap of np points above surface S (as body_min_gap)
+static mjtNum points_min_gap(const mjtNum* pts, int np, const Surface* S) {
+  mjtNum best = INFINITY;
+  for (int i = 0; i < np; i++) {
+    mjtNum r[3];
+    mju_sub3(r, pts + 3 * i, S->c);
+    mjtNum gap = mju_dot3(r, S->n);
+    if (gap < best) best = gap;
+  }
+  return best;
+}
+
 static void plane_surface(Surface* S, const mjData* d, int g) {
   const mjtNum* R = d->geom_xmat + 9 * g;
   axis_of(S->t, R, 0);
@@ -256,9 +268,17 @@ static mjtNum best_box_face(Surface* S, int* face, mjtNum* pts, const mjModel* m
                             int g, const Object* o) {
   mjtNum best = -INFINITY;
   Surface T;
+  // an object of one box or mesh geom: its points do not depend on the face (geom_points), so
+  // they are formed once for the six faces (the same gaps, a sixth of the work)
+  int np = -1;
+  if (o->ngeom == 1 && (m->geom_type[o->geom[0]] == mjGEOM_BOX ||
+                        m->geom_type[o->geom[0]] == mjGEOM_MESH)) {
+    mjtNum zero[3] = {0, 0, 1};
+    np = geom_points(pts, geom_point_count(m, o->geom[0]), m, d, o->geom[0], zero);
+  }
   for (int f = 0; f < 6; f++) {
     box_face(&T, m, d, g, f);
-    mjtNum gap = body_min_gap(pts, m, d, o, &T);
+    mjtNum gap = np < 0 ? body_min_gap(pts, m, d, o, &T) : points_min_gap(pts, np, &T);
     if (gap > best) {
       best = gap;
       *S = T;
