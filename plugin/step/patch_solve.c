@@ -63,6 +63,8 @@ void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->lo);
   free(w->hi);
   free(w->z_failed);
+  free(w->eval_z);
+  free(w->eval_F);
   free(w->p_anchor);
   free(w->w_diag);
   free(w->z_anchor);
@@ -131,9 +133,10 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
     a = grow(w->G, (size_t)nrows * nz * sizeof(mjtNum));
     if (!a) return -1;
     w->G = (mjtNum*)a;
-    mjtNum** zv[8] = {&w->z, &w->F, &w->lo, &w->hi, &w->z_failed, &w->z_anchor, &w->z_scale,
-                      &w->z_phys};
-    for (int i = 0; i < 8; i++) {
+    mjtNum** zv[10] = {&w->z, &w->F, &w->lo, &w->hi, &w->z_failed, &w->z_anchor, &w->z_scale,
+                       &w->z_phys, &w->eval_z, &w->eval_F};
+    w->eval_valid = 0;
+    for (int i = 0; i < 10; i++) {
       a = grow(*zv[i], nz * sizeof(mjtNum));
       if (!a) return -1;
       *zv[i] = (mjtNum*)a;
@@ -201,9 +204,19 @@ static mjtNum projection_argument(mjtNum q[3], mjtNum* rho, const cuspPatch* P, 
   return sqrt(qn);
 }
 
+static void jacobian_at(cuspPatchWork* w, const mjtNum* z, mjtNum* JF);
+
 static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
   const int nrows = w->nrows, nz = w->nz;
   const mjtNum floor_impulse = 1e-12 * w->p_ref;
+  // the point of the last residual (same unknowns, same proximal weight): p, ub and F are those
+  // already computed (the Jacobian alone is formed)
+  if (w->eval_valid && w->eval_prox == w->prox &&
+      memcmp(z, w->eval_z, sizeof(mjtNum) * nz) == 0) {
+    if (F != w->eval_F) memcpy(F, w->eval_F, sizeof(mjtNum) * nz);
+    if (JF) jacobian_at(w, z, JF);
+    return;
+  }
   // row impulses p from z
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
@@ -243,7 +256,17 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
     mjtNum scale = qn > rho ? (qn > 0 ? rho / qn : 0) : 1;
     for (int x = 0; x < ny; x++) Fi[K + x] = (zi[K + x] - scale * q[x]) / P->k;
   }
-  if (!JF) return;
+  memcpy(w->eval_z, z, sizeof(mjtNum) * nz);
+  memcpy(w->eval_F, F, sizeof(mjtNum) * nz);
+  w->eval_prox = w->prox;
+  w->eval_valid = 1;
+  if (JF) jacobian_at(w, z, JF);
+}
+
+// JF (dense nz x nz or band) at z, from the p and ub of the residual just evaluated there
+static void jacobian_at(cuspPatchWork* w, const mjtNum* z, mjtNum* JF) {
+  const int nrows = w->nrows, nz = w->nz;
+  const mjtNum floor_impulse = 1e-12 * w->p_ref;
 
   // G = d ub / d z (nrows x nz, column-major): columns of W combined by dp/dz; column j of
   // patch i is nonzero only over the rows hull[2i] .. hull[2i + 1] (the only ones set and read)
@@ -913,6 +936,8 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   }
   w->nrows = nrows;
   w->nz = nz;
+  w->eval_valid = 0;  // a new problem (rows, W, free velocities)
+  w->prox = 0;
   *max_pen = 0;
   if (!w->nisland) return 0;
 

@@ -68,6 +68,10 @@ typedef struct cuspPatchWork_ {
   mjtNum* w_diag;           // (cap_rows) m/s per N s: the diagonal of W, the proximal metric
   mjtNum prox;              // -, proximal weight (0: the problem itself): the row velocities are
                             // ub0 + W p + prox diag(W) (p - p_anchor)
+  mjtNum* eval_z;           // (cap_z) the unknowns (N s) of the last residual evaluated, whose p
+  mjtNum* eval_F;           // and ub are in p, ub; (cap_z) its residual; valid while eval_valid,
+  mjtNum eval_prox;         // with the weight eval_prox (the solver evaluates the same point
+  int eval_valid;           // twice: the residual, then the Jacobian there; the anchor)
   void* mcp_work;
   size_t mcp_bytes;
   mjtNum* jac;              // (6 x nv) scratch: jacp, jacr of one body
