@@ -264,8 +264,12 @@ static void box_face(Surface* S, const mjModel* m, const mjData* d, int g, int f
 
 // the face of box g that separates it best from object o (largest minimum gap); returns that gap,
 // and the face's index (box_face) in *face if not NULL
+// The face of box g that separates object o best (largest smallest gap of o's points above it)
+// into S, its index into *face; returns its gap. Returns at the first face whose gap reaches
+// `enough` (then S and *face are that face's): a caller that needs no more than to know that
+// some face separates by the margin stops there.
 static mjtNum best_box_face(Surface* S, int* face, mjtNum* pts, const mjModel* m, const mjData* d,
-                            int g, const Object* o) {
+                            int g, const Object* o, mjtNum enough) {
   mjtNum best = -INFINITY;
   Surface T;
   // an object of one box or mesh geom: its points do not depend on the face (geom_points), so
@@ -284,6 +288,7 @@ static mjtNum best_box_face(Surface* S, int* face, mjtNum* pts, const mjModel* m
       *S = T;
       if (face) *face = f;
     }
+    if (best >= enough) break;
   }
   return best;
 }
@@ -1057,7 +1062,7 @@ static int body_vs_env(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m,
         continue;
       }
       Object one = {o->body, o->geom + k, 1};
-      best_box_face(&S, sc.face + k, sc.pts, m, d, g, &one);
+      best_box_face(&S, sc.face + k, sc.pts, m, d, g, &one, INFINITY);
     }
     for (int k = 0; k < o->ngeom; k++) {
       int f = sc.face[k];
@@ -1126,6 +1131,7 @@ static int body_vs_body(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m
   Surface best, S;
   mjtNum best_gap = -INFINITY, best_score = -INFINITY;
   const Object* best_object = NULL;
+  const mjtNum enough = cfg->margin + (a->ngeom + b->ngeom + 1) * CUSP_FEATURE_TOL;
   for (int side = 0; side < 2; side++) {
     const Object* object = side ? a : b;
     const Object* support = side ? b : a;
@@ -1141,7 +1147,11 @@ static int body_vs_body(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m
         }
       }
       if (!near) continue;
-      mjtNum gap = best_box_face(&S, NULL, sc.pts, m, d, g, object);
+      // a face that separates them by the margin plus what the rule below may give up for a
+      // better score (CUSP_FEATURE_TOL for each other face taken after it): no contact, whatever
+      // the other faces (pairs of a stack two or more boxes apart, near by bounding spheres)
+      mjtNum gap = best_box_face(&S, NULL, sc.pts, m, d, g, object, enough);
+      if (gap >= enough) return 0;
       mjtNum score = support_score(m, &S);
       int better = gap > best_gap + CUSP_FEATURE_TOL ||
                    (gap >= best_gap - CUSP_FEATURE_TOL && score > best_score + 1e-9);
