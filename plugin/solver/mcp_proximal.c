@@ -58,6 +58,7 @@ cuspMcpProxOptions cusp_mcp_proximal_default_options(void) {
   o.rho_max = 1e3;
   o.rho_decrease = 10;
   o.rho_increase = 10;
+  o.rho_decrease_after_failure = 2;
   o.max_outer = 60;
   o.inner_tol_factor = 0.1;
   o.inner_tol_rel = 1e-2;
@@ -149,6 +150,7 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
   if (!(po.rho_max >= po.rho_min)) po.rho_max = fmax(1e3, po.rho_min);
   if (!(po.rho_decrease > 1)) po.rho_decrease = 10;
   if (!(po.rho_increase > 1)) po.rho_increase = 10;
+  if (!(po.rho_decrease_after_failure > 1)) po.rho_decrease_after_failure = 2;
   if (po.max_outer <= 0) po.max_outer = 60;
   if (po.inner_max_iter <= 0) po.inner_max_iter = 30;
   if (po.max_iterations <= 0) po.max_iterations = 400;
@@ -188,6 +190,7 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
   const char* message = "";
   cuspMcpOptions in_opt = *opt;
   in_opt.warm_start = 1;
+  mjtNum rho_failed = 0;  // the last rho whose inner solve failed (0: none yet)
   mjtNum rho = po.rho0 > 0 ? fmin(fmax(po.rho0, po.rho_min), po.rho_max) : 1e-3;
   if (status == CUSP_LCP_MAX_ITER && isfinite(nat) && po.plain_first_iter > 0) {
     plain_newton(z, &nat, &merit, &best_nat, &best_merit, zbest, F_out, &status, info, prob,
@@ -253,15 +256,16 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
       // a proximal step: re-anchor; a well-posed inner problem allows less regularisation
       memcpy(z, zin, sizeof(mjtNum) * n);
       nat = nat_in;
-      rho = fmax(rho / po.rho_decrease, po.rho_min);
+      rho = fmax(rho / (rho_failed > 0 && rho >= rho_failed ? po.rho_decrease_after_failure
+                                                             : po.rho_decrease),
+                 po.rho_min);
     } else {
       // the inner problem was too hard (too little regularisation, or a kink of the Coulomb
-      // map): keep what it gained on the original problem, regularise more and retry
+      // map): retry from the same anchor with more regularisation (the best iterate is kept
+      // apart: re-anchoring at a failed iterate of lower residual undoes the proximal steps
+      // towards an answer whose residual is not reached monotonically)
       info->inner_failures++;
-      if (nat_in < nat) {
-        memcpy(z, zin, sizeof(mjtNum) * n);
-        nat = nat_in;
-      }
+      rho_failed = rho;
       if (rho >= po.rho_max) {
         status = CUSP_LCP_NUMERICAL;
         message = "inner solve failed at the largest regularisation";

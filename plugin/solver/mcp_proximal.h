@@ -42,6 +42,9 @@ typedef struct cuspMcpProxOptions_ {
   mjtNum rho_max;           // an inner failure at rho_max ends the solve (default 1e3)
   mjtNum rho_decrease;      // rho /= this after an outer step whose inner solve succeeded (10)
   mjtNum rho_increase;      // rho *= this after an inner failure (10)
+  mjtNum rho_decrease_after_failure;  // rho_decrease once an inner solve of this call has failed
+                            // (2): the anchor must first come closer to the answer before a rho
+                            // as small as the failed one can work again
   int max_outer;            // outer (proximal) steps, failed ones included (default 60)
   mjtNum inner_tol_factor;  // inner tolerance = max(inner_tol_factor * tol,
                             //   inner_tol_rel * original residual at the anchor) (default 0.1)
