@@ -24,9 +24,9 @@ namespace {
 TEST(SolveBudget, CapRules) {
   // the budget binds at every size: no floor of iterations below which it is ignored
   int binds = -1;
-  mjtNum big = cusp_solve_iteration_cost(CUSP_ITER_NEWTON, 600, 0);  // > the default budget
+  mjtNum big = cusp_solve_iteration_cost(CUSP_ITER_NEWTON, 1000, 0);  // > the default budget
   EXPECT_GT(big, CUSP_SOLVE_WORK_BUDGET);
-  EXPECT_EQ(cusp_solve_iteration_cap(&binds, 200, 0, CUSP_ITER_NEWTON, 600, 0), 0);
+  EXPECT_EQ(cusp_solve_iteration_cap(&binds, 200, 0, CUSP_ITER_NEWTON, 1000, 0), 0);
   EXPECT_EQ(binds, 1);
   EXPECT_EQ(cusp_solve_iteration_cap(nullptr, 50, 0, CUSP_ITER_NEWTON, 10, 0), 50);
   // small problems get budget / cost iterations
@@ -51,7 +51,7 @@ TEST(SolveBudget, CapRules) {
 // "work budget reached" (Lemke: after the pivots the budget pays for), the chain tries each and
 // reports the failure, and nothing runs for long. Counts, not time, are asserted.
 TEST(SolveBudget, LargeProblemsAreCutBelowTheOldFloors) {
-  const int n = 400;
+  const int n = 700;
   std::vector<mjtNum> M(n * n), q(n), z(n), w(n);
   for (int i = 0; i < n; i++) {  // a diagonally dominant P-matrix: every backend could solve it
     for (int j = 0; j < n; j++) M[i + j * n] = (i == j) ? n : 1.0 / (1 + i + j);

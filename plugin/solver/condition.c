@@ -991,8 +991,11 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
                   : well_scaled(G, nv, k, r, opt->ruiz_skip_spread));
   int expanded = !st;  // G holds the kept contacts' 1 + r whitened columns
   mjtNum eps_n = opt->tikhonov && opt->eps_w > 0 ? opt->eps_w : 0;
-  // the warm path (unscaled problems): the warm start, or its active-set solve, if it solves
-  if (!ruiz && opt->lcp.warm_start) {
+  // the warm path: the warm start, or its active-set solve, if it solves. An unscaled problem is
+  // decided here; for one that stage 2 scales, the step's answer is a candidate (zf) checked on
+  // the scaled problem below, before any backend runs
+  int candidate = 0;
+  if (opt->lcp.warm_start) {
     mjtNum* wk = (mjtNum*)scratch;  // warm_worksize: (N^2 + 2N) polish, (nv) y
     mjtNum* y = wk + (size_t)N * N + 2 * N;
     int* iwk = (int*)((char*)scratch + CUSP_ALIGN(sizeof(mjtNum) * ((size_t)N * N + 2 * N + nvv)));
@@ -1013,7 +1016,9 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
         mjtNum trial_orig;
         if (st) warm_residual_structured(w, &trial, &trial_orig, y, zf, c, Gw, sel, k, eps_n);
         else warm_residual(w, &trial, &trial_orig, y, zf, c, G, sel, k, eps_n);
-        if (trial.residual <= opt->lcp.tol) {
+        if (ruiz) {
+          candidate = 1;
+        } else if (trial.residual <= opt->lcp.tol) {
           memcpy(z, zf, sizeof(mjtNum) * N);
           info->lcp = trial;
           res_orig = trial_orig;
@@ -1021,7 +1026,7 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
         }
       }
     }
-    if (solved) {
+    if (solved && !ruiz) {
       info->lcp.status = CUSP_LCP_SOLVED;
       info->lcp.message = "";
       info->lcp.index = -1;
@@ -1057,17 +1062,30 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   cuspLcpOptions lcp_opt = opt->lcp;
   lcp_opt.block = s;  // PGS sweeps contact by contact (the cone-slack row has a zero diagonal)
   memcpy(z0, z, sizeof(mjtNum) * N);
-  // a warm start that already solves the scaled problem is the answer: no backend runs
+  // a warm start that already solves the scaled problem is the answer, or else the warm path's
+  // active-set step if that does: no backend runs
   int warm_solved = 0;
   if (opt->lcp.warm_start && ruiz) {
     cusp_lcp_residual(w, &info->lcp, z, &prob);
     warm_solved = info->lcp.residual <= opt->lcp.tol;
+    if (!warm_solved && candidate) {
+      cuspLcpInfo trial = info->lcp;
+      for (int i = 0; i < N; i++) zf[i] /= dc[i];
+      cusp_lcp_residual(w, &trial, zf, &prob);
+      if (trial.residual <= opt->lcp.tol) {
+        memcpy(z, zf, sizeof(mjtNum) * N);
+        info->lcp = trial;
+        warm_solved = 2;
+      } else {
+        cusp_lcp_residual(w, &info->lcp, z, &prob);  // w back to the warm start's
+      }
+    }
   }
   if (warm_solved) {
     info->lcp.status = CUSP_LCP_SOLVED;
     info->lcp.message = "";
     info->lcp.backend = "warm start";
-    info->lcp.iterations = 0;
+    info->lcp.iterations = warm_solved - 1;
   } else {
     be->solve(z, w, &info->lcp, &prob, &lcp_opt, scratch, scratch_bytes);
   }
