@@ -822,8 +822,8 @@ size_t cusp_contact_worksize(int nv, int m, int r, const cuspConditionOptions* o
   size_t bytes = CUSP_ALIGN(sizeof(mjtNum) * nvv * nvv);                 // L
   bytes += CUSP_ALIGN(sizeof(mjtNum) * nvv * nc);                         // G
   bytes += CUSP_ALIGN(sizeof(mjtNum) * nvv * 3 * (size_t)(m > 0 ? m : 1)); // Gw
-  // A0, A, b, dr, dc, z, w, b0, z0, zf
-  bytes += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 8 * NN));
+  // A0, A, b, dr, dc, z, w, b0, z0, zf, zs
+  bytes += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 9 * NN));
   bytes += CUSP_ALIGN(sizeof(int) * (size_t)(m > 0 ? m : 1));             // sel
   size_t s1 = cusp_rank_select_worksize(nv, m);
   size_t s0 = rank_screen_worksize(m);
@@ -913,7 +913,8 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   mjtNum* w = z + NN;       // (N)
   mjtNum* z0 = w + NN;      // (N) the start, kept for the fallback chain
   mjtNum* zf = z0 + NN;     // (N) the failed backend's answer
-  p += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 8 * NN));
+  mjtNum* zs = zf + NN;     // (N) the unscaled start of the dense path
+  p += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 9 * NN));
   int* sel = (int*)p;       // (m)
   p += CUSP_ALIGN(sizeof(int) * (size_t)(m > 0 ? m : 1));
   void* scratch = p;
@@ -986,9 +987,13 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
     info->lcp.seconds = cusp_now() - t0;
     return CUSP_LCP_SOLVED;
   }
-  int ruiz = opt->ruiz && opt->ruiz_passes > 0 &&
-             !(st ? well_scaled_structured(Gw, c->dirs, nv, k, r, opt->ruiz_skip_spread)
-                  : well_scaled(G, nv, k, r, opt->ruiz_skip_spread));
+  // stage 2 is priced: an island already equilibrated is decided on its unscaled problem (the
+  // warm path without forming A, then the backends unscaled; scaled only if they fail)
+  int equilibrated = !(opt->ruiz && opt->ruiz_passes > 0) ||
+                     (st ? well_scaled_structured(Gw, c->dirs, nv, k, r, opt->ruiz_skip_spread)
+                         : well_scaled(G, nv, k, r, opt->ruiz_skip_spread));
+  int ruiz = !equilibrated;  // the warm path's answer is only a candidate for the scaled problem
+  int scale = opt->ruiz && opt->ruiz_passes > 0;
   int expanded = !st;  // G holds the kept contacts' 1 + r whitened columns
   mjtNum eps_n = opt->tikhonov && opt->eps_w > 0 ? opt->eps_w : 0;
   // the warm path: the warm start, or its active-set solve, if it solves. An unscaled problem is
@@ -1040,72 +1045,83 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   }
   if (!expanded) expand_whitened(G, Gw, c, k);
   assemble_whitened(A0, N, b0, c, G, sel, k, (mjtNum*)scratch);
-  for (int j = 0; j < N; j++) memcpy(A + (size_t)j * N, A0 + (size_t)j * N, sizeof(mjtNum) * N);
-  memcpy(b, b0, sizeof(mjtNum) * N);
-  // stage 2, unless the problem is already equilibrated
-  if (ruiz) {
-    cusp_ruiz(A, b, dr, dc, N, N, opt->ruiz_passes, w);  // w, z0 (2 N): free until the solve
-    info->ruiz_applied = 1;
-  } else {
-    for (int i = 0; i < N; i++) dr[i] = dc[i] = 1;
-  }
-  // stage 3
-  if (eps_n > 0) {
-    for (int a = 0; a < k; a++) A[a * s + (size_t)(a * s) * N] += eps_n;
-  }
-  if (opt->estimate_condition) info->rcond_after = normal_block_rcond(A, N, k, s, scratch);
-  // solve the conditioned problem z' = Dc^-1 z
-  for (int i = 0; i < N; i++) z[i] /= dc[i];
-  cuspLcpProblem prob = {N, A, N, b, NULL, NULL};
+  memcpy(zs, z, sizeof(mjtNum) * N);  // the (unscaled) start of every attempt
   const cuspLcpBackend* be = cusp_lcp_backend(opt->backend);
   if (!be) be = cusp_lcp_backend(CUSP_LCP_CHAIN);
   cuspLcpOptions lcp_opt = opt->lcp;
   lcp_opt.block = s;  // PGS sweeps contact by contact (the cone-slack row has a zero diagonal)
-  memcpy(z0, z, sizeof(mjtNum) * N);
-  // a warm start that already solves the scaled problem is the answer, or else the warm path's
-  // active-set step if that does: no backend runs
-  int warm_solved = 0;
-  if (opt->lcp.warm_start && ruiz) {
-    cusp_lcp_residual(w, &info->lcp, z, &prob);
-    warm_solved = info->lcp.residual <= opt->lcp.tol;
-    if (!warm_solved && candidate) {
-      cuspLcpInfo trial = info->lcp;
-      for (int i = 0; i < N; i++) zf[i] /= dc[i];
-      cusp_lcp_residual(w, &trial, zf, &prob);
-      if (trial.residual <= opt->lcp.tol) {
-        memcpy(z, zf, sizeof(mjtNum) * N);
-        info->lcp = trial;
-        warm_solved = 2;
-      } else {
-        cusp_lcp_residual(w, &info->lcp, z, &prob);  // w back to the warm start's
+  // an equilibrated island is solved unscaled first; if that fails, once more with stage 2 (on
+  // degenerate friction LCPs the backends can need the equilibration even then: a box resting
+  // on an arm's disks failed 26 of 3000 steps unscaled, none with the retry)
+  int attempts = scale && equilibrated ? 2 : 1, earlier_iterations = 0, warm_solved = 0;
+  cuspLcpProblem prob = {N, A, N, b, NULL, NULL};
+  for (int attempt = 0; attempt < attempts; attempt++) {
+    int scaled = scale && (!equilibrated || attempt == 1);
+    for (int j = 0; j < N; j++) memcpy(A + (size_t)j * N, A0 + (size_t)j * N, sizeof(mjtNum) * N);
+    memcpy(b, b0, sizeof(mjtNum) * N);
+    // stage 2
+    if (scaled) {
+      cusp_ruiz(A, b, dr, dc, N, N, opt->ruiz_passes, w);  // w, z0 (2 N): free until the solve
+      info->ruiz_applied = 1;
+    } else {
+      for (int i = 0; i < N; i++) dr[i] = dc[i] = 1;
+    }
+    // stage 3
+    if (eps_n > 0) {
+      for (int a = 0; a < k; a++) A[a * s + (size_t)(a * s) * N] += eps_n;
+    }
+    if (opt->estimate_condition) info->rcond_after = normal_block_rcond(A, N, k, s, scratch);
+    // solve the conditioned problem z' = Dc^-1 z
+    for (int i = 0; i < N; i++) z[i] = zs[i] / dc[i];
+    memcpy(z0, z, sizeof(mjtNum) * N);
+    // a warm start that already solves the scaled problem is the answer, or else the warm path's
+    // active-set step if that does: no backend runs
+    warm_solved = 0;
+    if (opt->lcp.warm_start && scaled) {
+      cusp_lcp_residual(w, &info->lcp, z, &prob);
+      warm_solved = info->lcp.residual <= opt->lcp.tol;
+      if (!warm_solved && candidate) {
+        cuspLcpInfo trial = info->lcp;
+        for (int i = 0; i < N; i++) zf[i] /= dc[i];
+        cusp_lcp_residual(w, &trial, zf, &prob);
+        if (trial.residual <= opt->lcp.tol) {
+          memcpy(z, zf, sizeof(mjtNum) * N);
+          info->lcp = trial;
+          warm_solved = 2;
+        } else {
+          cusp_lcp_residual(w, &info->lcp, z, &prob);  // w back to the warm start's
+        }
       }
     }
-  }
-  if (warm_solved) {
-    info->lcp.status = CUSP_LCP_SOLVED;
-    info->lcp.message = "";
-    info->lcp.backend = "warm start";
-    info->lcp.iterations = warm_solved - 1;
-  } else {
-    be->solve(z, w, &info->lcp, &prob, &lcp_opt, scratch, scratch_bytes);
-  }
-  if (info->lcp.status != CUSP_LCP_SOLVED && uses_fallback(opt)) {
-    solve_fallback(z, w, zf, z0, &info->lcp, &prob, &lcp_opt, opt->backend, scratch,
-                   scratch_bytes);
-    info->fell_back = 1;
-  }
-  // no false success: whichever backend answered, its answer is checked here, on the problem it
-  // was given, against the tolerance (and a failure keeps the backend's own status)
-  if (!warm_solved) {
-    cuspLcpInfo chk = info->lcp;
-    cusp_lcp_residual(w, &chk, z, &prob);
-    info->lcp.residual = chk.residual;
-    info->lcp.siconos_error = chk.siconos_error;
-    info->lcp.complementarity = chk.complementarity;
-    if (info->lcp.status == CUSP_LCP_SOLVED && !(chk.residual <= opt->lcp.tol)) {
-      info->lcp.status = CUSP_LCP_NUMERICAL;
-      info->lcp.message = "final residual above tolerance";
+    if (warm_solved) {
+      info->lcp.status = CUSP_LCP_SOLVED;
+      info->lcp.message = "";
+      info->lcp.backend = "warm start";
+      info->lcp.iterations = warm_solved - 1;
+    } else {
+      be->solve(z, w, &info->lcp, &prob, &lcp_opt, scratch, scratch_bytes);
     }
+    if (info->lcp.status != CUSP_LCP_SOLVED && uses_fallback(opt)) {
+      solve_fallback(z, w, zf, z0, &info->lcp, &prob, &lcp_opt, opt->backend, scratch,
+                     scratch_bytes);
+      info->fell_back = 1;
+    }
+    // no false success: whichever backend answered, its answer is checked here, on the problem
+    // it was given, against the tolerance (and a failure keeps the backend's own status)
+    if (!warm_solved) {
+      cuspLcpInfo chk = info->lcp;
+      cusp_lcp_residual(w, &chk, z, &prob);
+      info->lcp.residual = chk.residual;
+      info->lcp.siconos_error = chk.siconos_error;
+      info->lcp.complementarity = chk.complementarity;
+      if (info->lcp.status == CUSP_LCP_SOLVED && !(chk.residual <= opt->lcp.tol)) {
+        info->lcp.status = CUSP_LCP_NUMERICAL;
+        info->lcp.message = "final residual above tolerance";
+      }
+    }
+    info->lcp.iterations += earlier_iterations;
+    earlier_iterations = info->lcp.iterations;
+    if (info->lcp.status == CUSP_LCP_SOLVED) break;
   }
   for (int i = 0; i < N; i++) z[i] *= dc[i];
   // what the unconditioned reduced problem says about the unscaled answer
