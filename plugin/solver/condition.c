@@ -824,7 +824,7 @@ size_t cusp_contact_worksize(int nv, int m, int r, const cuspConditionOptions* o
   bytes += CUSP_ALIGN(sizeof(mjtNum) * nvv * 3 * (size_t)(m > 0 ? m : 1)); // Gw
   // A0, A, b, dr, dc, z, w, b0, z0, zf, zs
   bytes += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 9 * NN));
-  bytes += CUSP_ALIGN(sizeof(int) * (size_t)(m > 0 ? m : 1));             // sel
+  bytes += CUSP_ALIGN(sizeof(int) * 2 * (size_t)(m > 0 ? m : 1));         // sel, sel_qr
   size_t s1 = cusp_rank_select_worksize(nv, m);
   size_t s0 = rank_screen_worksize(m);
   s1 = s1 > s0 ? s1 : s0;
@@ -916,7 +916,8 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   mjtNum* zs = zf + NN;     // (N) the unscaled start of the dense path
   p += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 9 * NN));
   int* sel = (int*)p;       // (m)
-  p += CUSP_ALIGN(sizeof(int) * (size_t)(m > 0 ? m : 1));
+  int* sel_qr = sel + (m > 0 ? m : 1);  // (m) the QR's selection, when the screen's failed
+  p += CUSP_ALIGN(sizeof(int) * 2 * (size_t)(m > 0 ? m : 1));
   void* scratch = p;
   size_t scratch_bytes = work_bytes - (size_t)(p - (char*)work);
 
@@ -939,6 +940,13 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   // as t, o rows and directions: those 3 rows a contact, the r friction columns only if needed)
   int st = structured(c), cw = st ? 3 : 1 + r;  // whitened columns a contact
   mjtNum* Gc = st ? Gw : G;                     // (nv x m cw)
+  // a problem that fails with the screen's selection is solved again, cold, with the QR's when
+  // that differs: among exactly dependent contacts (the corners of a face pressed on a wall) the
+  // choice is a tie broken by rounding, and the friction LCP of one choice can be much harder
+  // than another's (an arm holding a parcel: Lemke 3e-6 against 1e-14)
+  cuspConditionOptions retry_opt;
+  int qr_retry = 0, retry_iterations = 0;
+reselect:
   if (m > 0) {
     if (st) whiten_structured(Gw, c, L, NULL, m);
     else whiten_rows(G, c, L, NULL, m);
@@ -947,8 +955,11 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   int k = m;
   if (opt->rank_select && m > 0) {
     int clear;
-    k = rank_screen(sel, &clear, Gc, cw, c->bn, nv, m, opt->eps_rank, scratch);
-    if (!clear) {
+    k = qr_retry ? 0 : rank_screen(sel, &clear, Gc, cw, c->bn, nv, m, opt->eps_rank, scratch);
+    if (qr_retry) {
+      k = qr_retry;
+      memcpy(sel, sel_qr, sizeof(int) * (size_t)k);
+    } else if (!clear) {
       k = cusp_rank_select(sel, L, c->Jn, c->bn, nv, m, opt->eps_rank, scratch);
       info->rank_qr = 1;
     }
@@ -1123,6 +1134,19 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
     earlier_iterations = info->lcp.iterations;
     if (info->lcp.status == CUSP_LCP_SOLVED) break;
   }
+  if (info->lcp.status != CUSP_LCP_SOLVED && opt->rank_select && !info->rank_qr && k < m) {
+    int kq = cusp_rank_select(sel_qr, L, c->Jn, c->bn, nv, m, opt->eps_rank, scratch);
+    if (kq > 0 && (kq != k || memcmp(sel_qr, sel, sizeof(int) * (size_t)k) != 0)) {
+      retry_opt = *opt;
+      retry_opt.lcp.warm_start = 0;  // the outputs were cleared: a cold start
+      opt = &retry_opt;
+      qr_retry = kq;
+      retry_iterations = info->lcp.iterations;
+      info->rank_qr = 1;
+      goto reselect;  // the rows are whitened again (the kept ones were moved to the front)
+    }
+  }
+  info->lcp.iterations += retry_iterations;
   for (int i = 0; i < N; i++) z[i] *= dc[i];
   // what the unconditioned reduced problem says about the unscaled answer
   cuspLcpProblem orig = {N, A0, N, b0, NULL, NULL};

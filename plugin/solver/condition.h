@@ -90,7 +90,10 @@ cuspConditionOptions cusp_condition_default_options(void);
 // Bytes of work memory for cusp_contact_solve (depends on the backend in options).
 size_t cusp_contact_worksize(int nv, int m, int r, const cuspConditionOptions* opt);
 
-// Condition and solve one contact LCP.
+// Condition and solve one contact LCP. Stage 1 is decided by a pivoted Cholesky screening of the
+// normal block, by the QR when a decision is close; a problem that fails with the screen's
+// selection is solved once more, from zero, with the QR's selection if that differs (ties among
+// exactly dependent contacts are broken by rounding, and the choice can decide solvability).
 //   fn    (m)    out normal impulses (0 for dropped contacts); in: warm start if lcp.warm_start
 //   beta  (m*r)  out friction-direction impulses (may be NULL if r = 0)
 //   gamma (m)    out cone slacks (may be NULL)
