@@ -412,3 +412,40 @@ TEST(Condition, RankSelectionKeepsViolatedContactsOfADependentSet) {
   EXPECT_EQ(sel[0], 1);
   EXPECT_EQ(sel[1], 2);
 }
+
+TEST(Condition, RankSelectionKeepsTheContactLoadedInTheWarmStart) {
+  // a unit point mass (Meff = I, nv = 3) on the floor at two contact points with the same normal
+  // row (the rim points of a disk lying flat): exactly dependent, both violated (bn = -0.01 m/s).
+  // The warm start loads one of them: that one is kept and the warm start (its impulse 0.01 N s
+  // stops the fall exactly) is accepted as the answer; from cold one of the two is kept.
+  const int nv = 3, m = 2;
+  std::vector<mjtNum> L = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  std::vector<mjtNum> Jn = {0, 0, 1, 0, 0, 1};
+  std::vector<mjtNum> bn = {-0.01, -0.01};
+  cuspContactLcp c = {};
+  c.nv = nv;
+  c.m = m;
+  c.r = 0;
+  c.Meff = L.data();
+  c.meff_is_factor = 1;
+  c.Jn = Jn.data();
+  c.bn = bn.data();
+  cuspConditionOptions opt = cusp_condition_default_options();
+  opt.lcp.warm_start = 1;
+  std::vector<double> work(cusp_contact_worksize(nv, m, 0, &opt) / sizeof(double) + 1);
+  for (int loaded = 0; loaded < 2; loaded++) {
+    std::vector<mjtNum> fn = {0, 0};
+    fn[loaded] = 0.01;
+    std::vector<int> keep(m, -1);
+    cuspConditionInfo info;
+    ASSERT_EQ(cusp_contact_solve(fn.data(), nullptr, nullptr, keep.data(), &info, &c, &opt,
+                                 work.data(), work.size() * sizeof(double)),
+              CUSP_LCP_SOLVED);
+    EXPECT_EQ(info.kept, 1);
+    EXPECT_EQ(keep[loaded], 1) << "loaded " << loaded;
+    EXPECT_EQ(keep[1 - loaded], 0);
+    EXPECT_STREQ(info.lcp.backend, "warm start");
+    EXPECT_NEAR(fn[loaded], 0.01, 1e-12);  // N s: m * 0.01 m/s
+    EXPECT_EQ(fn[1 - loaded], 0);
+  }
+}

@@ -58,7 +58,18 @@ mjtNum cusp_rcond(const mjtNum* A, int n, int lda, void* work) {
 size_t cusp_rank_select_worksize(int nv, int m) {
   size_t mm = (size_t)(m > 0 ? m : 1), nvv = (size_t)(nv > 0 ? nv : 1);
   return CUSP_ALIGN(sizeof(mjtNum) * (2 * nvv * mm + 3 * mm + (mm + 1) * 64)) +
-         CUSP_ALIGN(sizeof(int) * 2 * mm);
+         CUSP_ALIGN(sizeof(int) * 3 * mm);
+}
+
+// Stage 1's priority classes (cls, m): 0 contacts loaded in the warm start (fn_warm > 0: the last
+// step kept them and they pushed), 1 contacts the free motion violates (bn < 0), 2 the others.
+// Classes are selected in this order, each by pivoted elimination among its own contacts on what
+// the earlier ones leave, so among dependent contacts the loaded ones stay (the two rim points of
+// a disk lying on the floor are dependent to 1e-6: a choice made by rounding alternated between
+// them, and the warm start of the new choice was zero), then those that must push, not a far
+// speculative contact that needs no impulse. fn_warm, bn may be NULL.
+static void rank_classes(int* cls, const mjtNum* fn_warm, const mjtNum* bn, int m) {
+  for (int j = 0; j < m; j++) cls[j] = fn_warm && fn_warm[j] > 0 ? 0 : bn && bn[j] < 0 ? 1 : 2;
 }
 
 // Pivoted QR of the ncol columns of st (nv x ncol) with the first nfixed kept in front in their
@@ -74,8 +85,9 @@ static int pivoted_keep(int* out, mjtNum* st, int nv, int ncol, int nfixed, mjtN
   return k;
 }
 
-int cusp_rank_select(int* sel, const mjtNum* L, const mjtNum* Jn, const mjtNum* bn, int nv, int m,
-                     mjtNum eps_rank, void* work) {
+// Stage 1 by pivoted QR over the classes cls (rank_classes) in order; work: as cusp_rank_select
+static int rank_select_classes(int* sel, const mjtNum* L, const mjtNum* Jn, const int* cls, int nv,
+                               int m, mjtNum eps_rank, void* work) {
   if (m <= 0 || nv <= 0) return 0;
   size_t mm = (size_t)m, nvv = (size_t)nv;
   mjtNum* st = (mjtNum*)work;   // (nv x m) S^T = L^-1 Jn^T
@@ -96,35 +108,22 @@ int cusp_rank_select(int* sel, const mjtNum* L, const mjtNum* Jn, const mjtNum* 
   }
   if (!(r11 > 0)) return 0;
   mjtNum tol = eps_rank * r11;
-  // Contacts the free motion violates (bn < 0) are selected first, by pivoted QR among
-  // themselves; the others then fill the remaining directions. Among dependent rows the ones that
-  // must push are kept, not a far speculative contact that needs no impulse. Without bn, or when
-  // all or none are violated, this is plain pivoted QR.
-  int nviol = 0;
-  for (int j = 0; j < m; j++) nviol += bn && bn[j] < 0;
-  int nfirst = 0;
-  if (nviol > 0 && nviol < m) {
-    for (int j = 0, c = 0; j < m; j++) {
-      if (bn[j] < 0) {
-        memcpy(sub + (size_t)c * nv, st + (size_t)j * nv, sizeof(mjtNum) * nvv);
-        idx[c++] = j;
-      }
+  // class by class: the contacts selected so far (in their pivot order) fixed in front, then the
+  // class's contacts; a single class is plain pivoted QR
+  int k = 0;
+  for (int c = 0; c < 3; c++) {
+    int ncol = 0;
+    for (int a = 0; a < k; a++) idx[ncol++] = sel[a];
+    for (int j = 0; j < m; j++) {
+      if (cls[j] == c) idx[ncol++] = j;
     }
-    nfirst = pivoted_keep(sel, sub, nv, nviol, 0, tol, jpvt, tau, qw, lwork);
-    for (int a = 0; a < nfirst; a++) sel[a] = idx[sel[a]];
+    if (ncol == k) continue;
+    for (int q = 0; q < ncol; q++) {
+      memcpy(sub + (size_t)q * nv, st + (size_t)idx[q] * nv, sizeof(mjtNum) * nvv);
+    }
+    k = pivoted_keep(sel, sub, nv, ncol, k, tol, jpvt, tau, qw, lwork);
+    for (int a = 0; a < k; a++) sel[a] = idx[sel[a]];
   }
-  // the selected violated contacts (in their pivot order) fixed in front, then every contact that
-  // is not violated (all of them when nothing was selected first)
-  int ncol = 0;
-  for (int a = 0; a < nfirst; a++) idx[ncol++] = sel[a];
-  for (int j = 0; j < m; j++) {
-    if (nfirst == 0 || bn[j] >= 0) idx[ncol++] = j;
-  }
-  for (int c = 0; c < ncol; c++) {
-    memcpy(sub + (size_t)c * nv, st + (size_t)idx[c] * nv, sizeof(mjtNum) * nvv);
-  }
-  int k = pivoted_keep(sel, sub, nv, ncol, nfirst, tol, jpvt, tau, qw, lwork);
-  for (int a = 0; a < k; a++) sel[a] = idx[sel[a]];
   for (int a = 1; a < k; a++) {  // ascending order keeps the caller's contact order
     int v = sel[a], b = a - 1;
     while (b >= 0 && sel[b] > v) {
@@ -134,6 +133,16 @@ int cusp_rank_select(int* sel, const mjtNum* L, const mjtNum* Jn, const mjtNum* 
     sel[b + 1] = v;
   }
   return k;
+}
+
+int cusp_rank_select(int* sel, const mjtNum* L, const mjtNum* Jn, const mjtNum* bn, int nv, int m,
+                     mjtNum eps_rank, void* work) {
+  if (m <= 0 || nv <= 0) return 0;
+  size_t mm = (size_t)m, nvv = (size_t)nv;
+  int* cls = (int*)((char*)work + CUSP_ALIGN(sizeof(mjtNum) * (2 * nvv * mm + 3 * mm + (mm + 1) * 64))) +
+             2 * mm;
+  rank_classes(cls, NULL, bn, m);
+  return rank_select_classes(sel, L, Jn, cls, nv, m, eps_rank, work);
 }
 
 // Stage 1 screened by a pivoted Cholesky of the whitened normal block Wnn = S S^T (m x m, from
@@ -149,7 +158,7 @@ static size_t rank_screen_worksize(int m) {
   return CUSP_ALIGN(sizeof(mjtNum) * (2 * mm * mm + mm)) + CUSP_ALIGN(sizeof(int) * mm);
 }
 
-static int rank_screen(int* sel, int* clear, const mjtNum* G, int stride, const mjtNum* bn,
+static int rank_screen(int* sel, int* clear, const mjtNum* G, int stride, const int* cls,
                        int nv, int m, mjtNum eps_rank, void* work) {
   size_t mm = (size_t)m;
   mjtNum* W = (mjtNum*)work;    // (m x m) lower triangle of S S^T
@@ -175,18 +184,21 @@ static int rank_screen(int* sel, int* clear, const mjtNum* G, int stride, const 
   mjtNum tol = eps_rank * r11, tol2 = tol * tol;
   mjtNum noise = 8.0 * (m + nv) * DBL_EPSILON * r11 * r11;  // rounding of W and the updates
   mjtNum keep_clear = 4 * tol2 + noise, drop_clear = 0.25 * tol2 - noise;
-  // state: 0 candidate of this phase, 1 chosen, 2 dropped, 3 waiting for phase 2
-  int nviol = 0;
-  for (int j = 0; j < m; j++) nviol += bn && bn[j] < 0;
-  int two_phase = nviol > 0 && nviol < m;
-  for (int j = 0; j < m; j++) state[j] = two_phase && bn[j] >= 0 ? 3 : 0;
+  // state: 0 candidate of this phase (class), 1 chosen, 2 dropped, 3 waiting for its class
+  for (int j = 0; j < m; j++) state[j] = 3;
   int k = 0;
-  for (;;) {
-    int p = -1;
+  for (int phase = 0; phase < 3; phase++) {
+    int any = 0;
     for (int j = 0; j < m; j++) {
-      if (state[j] == 0 && (p < 0 || d[j] > d[p])) p = j;
+      if (cls[j] == phase) state[j] = 0, any = 1;
     }
-    if (p >= 0 && d[p] > tol2 && k < nv) {
+    if (!any) continue;
+    for (;;) {
+      int p = -1;
+      for (int j = 0; j < m; j++) {
+        if (state[j] == 0 && (p < 0 || d[j] > d[p])) p = j;
+      }
+      if (p < 0 || !(d[p] > tol2) || k >= nv) break;
       if (d[p] < keep_clear) *clear = 0;
       state[p] = 1;
       sel[k] = p;
@@ -200,18 +212,12 @@ static int rank_screen(int* sel, int* clear, const mjtNum* G, int stride, const 
         d[j] -= v * v;
       }
       k++;
-      continue;
     }
     // the phase ends: what is left is dependent on the chosen (or the rank is exhausted)
     for (int j = 0; j < m; j++) {
       if (state[j] != 0) continue;
       if (d[j] > drop_clear) *clear = 0;
       state[j] = 2;
-    }
-    if (!two_phase) break;
-    two_phase = 0;
-    for (int j = 0; j < m; j++) {
-      if (state[j] == 3) state[j] = 0;
     }
   }
   for (int a = 1; a < k; a++) {  // ascending order keeps the caller's contact order
@@ -824,7 +830,7 @@ size_t cusp_contact_worksize(int nv, int m, int r, const cuspConditionOptions* o
   bytes += CUSP_ALIGN(sizeof(mjtNum) * nvv * 3 * (size_t)(m > 0 ? m : 1)); // Gw
   // A0, A, b, dr, dc, z, w, b0, z0, zf, zs
   bytes += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 9 * NN));
-  bytes += CUSP_ALIGN(sizeof(int) * 2 * (size_t)(m > 0 ? m : 1));         // sel, sel_qr
+  bytes += CUSP_ALIGN(sizeof(int) * 3 * (size_t)(m > 0 ? m : 1));         // sel, sel_qr, cls
   size_t s1 = cusp_rank_select_worksize(nv, m);
   size_t s0 = rank_screen_worksize(m);
   s1 = s1 > s0 ? s1 : s0;
@@ -917,7 +923,8 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   p += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 9 * NN));
   int* sel = (int*)p;       // (m)
   int* sel_qr = sel + (m > 0 ? m : 1);  // (m) the QR's selection, when the screen's failed
-  p += CUSP_ALIGN(sizeof(int) * 2 * (size_t)(m > 0 ? m : 1));
+  int* cls = sel_qr + (m > 0 ? m : 1);  // (m) stage 1's priority classes (rank_classes)
+  p += CUSP_ALIGN(sizeof(int) * 3 * (size_t)(m > 0 ? m : 1));
   void* scratch = p;
   size_t scratch_bytes = work_bytes - (size_t)(p - (char*)work);
 
@@ -946,6 +953,7 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   // than another's (an arm holding a parcel: Lemke 3e-6 against 1e-14)
   cuspConditionOptions retry_opt;
   int qr_retry = 0, retry_iterations = 0;
+  rank_classes(cls, opt->lcp.warm_start ? fn : NULL, c->bn, m);
 reselect:
   if (m > 0) {
     if (st) whiten_structured(Gw, c, L, NULL, m);
@@ -955,12 +963,12 @@ reselect:
   int k = m;
   if (opt->rank_select && m > 0) {
     int clear;
-    k = qr_retry ? 0 : rank_screen(sel, &clear, Gc, cw, c->bn, nv, m, opt->eps_rank, scratch);
+    k = qr_retry ? 0 : rank_screen(sel, &clear, Gc, cw, cls, nv, m, opt->eps_rank, scratch);
     if (qr_retry) {
       k = qr_retry;
       memcpy(sel, sel_qr, sizeof(int) * (size_t)k);
     } else if (!clear) {
-      k = cusp_rank_select(sel, L, c->Jn, c->bn, nv, m, opt->eps_rank, scratch);
+      k = rank_select_classes(sel, L, c->Jn, cls, nv, m, opt->eps_rank, scratch);
       info->rank_qr = 1;
     }
   } else {
@@ -1003,13 +1011,16 @@ reselect:
   int equilibrated = !(opt->ruiz && opt->ruiz_passes > 0) ||
                      (st ? well_scaled_structured(Gw, c->dirs, nv, k, r, opt->ruiz_skip_spread)
                          : well_scaled(G, nv, k, r, opt->ruiz_skip_spread));
-  int ruiz = !equilibrated;  // the warm path's answer is only a candidate for the scaled problem
+  int ruiz = !equilibrated;  // stage 2 would scale the problem the backends solve
   int scale = opt->ruiz && opt->ruiz_passes > 0;
   int expanded = !st;  // G holds the kept contacts' 1 + r whitened columns
   mjtNum eps_n = opt->tikhonov && opt->eps_w > 0 ? opt->eps_w : 0;
-  // the warm path: the warm start, or its active-set solve, if it solves. An unscaled problem is
-  // decided here; for one that stage 2 scales, the step's answer is a candidate (zf) checked on
-  // the scaled problem below, before any backend runs
+  // the warm path: the warm start, or its active-set solve, if it solves the problem itself
+  // (unscaled: the residual the physics sees, with the tolerance the backends meet on the problem
+  // they solve), equilibrated or not: a resting island then never forms A (a rod lying on the
+  // floor, 21 kept contacts: W, Ruiz and the candidate's check were 90 % of its step). For an
+  // island that stage 2 scales, a step that fails unscaled is still a candidate (zf), checked on
+  // the scaled problem below before any backend runs
   int candidate = 0;
   if (opt->lcp.warm_start) {
     mjtNum* wk = (mjtNum*)scratch;  // warm_worksize: (N^2 + 2N) polish, (nv) y
@@ -1032,17 +1043,17 @@ reselect:
         mjtNum trial_orig;
         if (st) warm_residual_structured(w, &trial, &trial_orig, y, zf, c, Gw, sel, k, eps_n);
         else warm_residual(w, &trial, &trial_orig, y, zf, c, G, sel, k, eps_n);
-        if (ruiz) {
-          candidate = 1;
-        } else if (trial.residual <= opt->lcp.tol) {
+        if (trial.residual <= opt->lcp.tol) {
           memcpy(z, zf, sizeof(mjtNum) * N);
           info->lcp = trial;
           res_orig = trial_orig;
           solved = polished = 1;
+        } else if (ruiz) {
+          candidate = 1;
         }
       }
     }
-    if (solved && !ruiz) {
+    if (solved) {
       info->lcp.status = CUSP_LCP_SOLVED;
       info->lcp.message = "";
       info->lcp.index = -1;
@@ -1135,7 +1146,7 @@ reselect:
     if (info->lcp.status == CUSP_LCP_SOLVED) break;
   }
   if (info->lcp.status != CUSP_LCP_SOLVED && opt->rank_select && !info->rank_qr && k < m) {
-    int kq = cusp_rank_select(sel_qr, L, c->Jn, c->bn, nv, m, opt->eps_rank, scratch);
+    int kq = rank_select_classes(sel_qr, L, c->Jn, cls, nv, m, opt->eps_rank, scratch);
     if (kq > 0 && (kq != k || memcmp(sel_qr, sel, sizeof(int) * (size_t)k) != 0)) {
       retry_opt = *opt;
       retry_opt.lcp.warm_start = 0;  // the outputs were cleared: a cold start
