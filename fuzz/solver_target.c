@@ -146,8 +146,9 @@ int cusp_fuzz_solver(const uint8_t* data, size_t size) {
   for (int i = 0; i < m; i++) mu[i] = fabs(next_number(&rd));
   for (int i = 0; i < m; i++) bn[i] = next_number(&rd);
   for (int k = 0; k < m * r; k++) bt[k] = next_number(&rd);
-  cuspContactLcp c = {nv, m, r, Meff, factor, Jn, r ? Jt : NULL, r ? mu : NULL, bn,
-                      r ? bt : NULL};
+  cuspContactLcp c = {.nv = nv, .m = m, .r = r, .Meff = Meff, .meff_is_factor = factor,
+                      .Jn = Jn, .Jt = r ? Jt : NULL, .mu = r ? mu : NULL, .bn = bn,
+                      .bt = r ? bt : NULL};
   cuspConditionOptions copt = cusp_condition_default_options();
   uint8_t cflags = next_byte(&rd);
   copt.rank_select = cflags & 1;

@@ -312,6 +312,86 @@ TEST(Condition, ScalarPgsReportsTheZeroDiagonalOfAFrictionBlock) {
   EXPECT_EQ(cusp_lcp_pgs(z.data(), w.data(), &info, &p, &lo, pw.data(), pw.size() * sizeof(double)),
             CUSP_LCP_SOLVED);
 }
+// Friction rows given as each contact's (t, o) rows and the directions (Jto, dirs: 3 rows a
+// contact whitened, the warm path without the r friction columns) give the answers of the same
+// rows spelled out one by one (Jt), from cold and from warm starts, on every path: solved by a
+// backend, accepted as a warm start, and after one active-set step from a perturbed warm start.
+TEST(Condition, TangentRowsAndDirectionsEqualExplicitFrictionRows) {
+  const int nv = 12, m = 4, r = 8;
+  Contact k(nv, m, r, {}, 21);
+  std::vector<mjtNum> Jto(2 * m * nv), dirs(2 * r), Jt(m * r * nv);
+  uint64_t seed = 5;
+  for (mjtNum& v : Jto) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    v = (double)(seed >> 11) / 9007199254740992.0 - 0.5;
+  }
+  for (int t = 0; t < r; t++) {
+    dirs[2 * t] = std::cos(2 * M_PI * t / r);
+    dirs[2 * t + 1] = std::sin(2 * M_PI * t / r);
+  }
+  for (int i = 0; i < m; i++) {
+    for (int t = 0; t < r; t++) {
+      for (int l = 0; l < nv; l++) {
+        Jt[(i * r + t) * nv + l] = dirs[2 * t] * Jto[2 * i * nv + l] +
+                                   dirs[2 * t + 1] * Jto[(2 * i + 1) * nv + l];
+      }
+    }
+  }
+  cuspContactLcp explicit_rows = k.c;
+  explicit_rows.Jt = Jt.data();
+  cuspContactLcp tangent_rows = k.c;
+  tangent_rows.Jt = nullptr;
+  tangent_rows.Jto = Jto.data();
+  tangent_rows.dirs = dirs.data();
+  Contact ke = k, kt = k;
+  ke.c = explicit_rows;
+  kt.c = tangent_rows;
+  cuspConditionOptions opt = cusp_condition_default_options();
+  Out a = RunContact(ke, opt), b = RunContact(kt, opt);
+  ASSERT_EQ(a.info.lcp.status, CUSP_LCP_SOLVED);
+  ASSERT_EQ(b.info.lcp.status, CUSP_LCP_SOLVED);
+  auto expect_same = [&](const Out& x, const Out& y) {
+    for (int i = 0; i < m; i++) {
+      EXPECT_NEAR(x.fn[i], y.fn[i], 1e-8 * (1 + std::fabs(x.fn[i]))) << i;
+      mjtNum tx[2] = {0, 0}, ty[2] = {0, 0};  // the tangential resultants (betas need not be unique)
+      for (int t = 0; t < r; t++) {
+        for (int c = 0; c < 2; c++) {
+          tx[c] += x.beta[i * r + t] * dirs[2 * t + c];
+          ty[c] += y.beta[i * r + t] * dirs[2 * t + c];
+        }
+      }
+      EXPECT_NEAR(tx[0], ty[0], 1e-8) << i;
+      EXPECT_NEAR(tx[1], ty[1], 1e-8) << i;
+    }
+  };
+  expect_same(a, b);
+  // warm: the answer itself (accepted at once) and a perturbed one (one active-set step or a
+  // backend run), through the caller's arrays as the plugin passes them
+  opt.lcp.warm_start = 1;
+  for (double perturb : {0.0, 1e-7}) {
+    Out wa, wb;
+    for (Out* o : {&wa, &wb}) {
+      o->fn = a.fn;
+      o->beta = a.beta;
+      o->gamma = a.gamma;
+      for (mjtNum& v : o->fn) v *= 1 + perturb;
+      o->keep.assign(m, -1);
+      const Contact& kk = o == &wa ? ke : kt;
+      std::vector<double> work(cusp_contact_worksize(nv, m, r, &opt) / sizeof(double) + 1);
+      cusp_contact_solve(o->fn.data(), o->beta.data(), o->gamma.data(), o->keep.data(), &o->info,
+                         &kk.c, &opt, work.data(), work.size() * sizeof(double));
+    }
+    SCOPED_TRACE(perturb);
+    ASSERT_EQ(wa.info.lcp.status, CUSP_LCP_SOLVED);
+    ASSERT_EQ(wb.info.lcp.status, CUSP_LCP_SOLVED);
+    if (perturb == 0) {
+      EXPECT_STREQ(wb.info.lcp.backend, "warm start");
+      EXPECT_EQ(wb.info.lcp.iterations, 0);
+    }
+    expect_same(wa, wb);
+  }
+}
+
 }  // namespace
 
 TEST(Condition, RankSelectionKeepsViolatedContactsOfADependentSet) {

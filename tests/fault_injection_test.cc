@@ -4,6 +4,7 @@
 // failure counter, one warning per instance), MuJoCo's state stays finite, and the energy does
 // not grow beyond the stated bound.
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -389,6 +390,75 @@ TEST_F(Fault, FallbackOffAppliesTheFailedIterate) {
   EXPECT_TRUE(Finite());
   EXPECT_GT(State()[CUSP_STATE_SOLVER_FAILURES], 500);
   EXPECT_LT(d_->qpos[2], kRest - 0.01);
+}
+
+// No false success in the plugin: PGS alone (fallback off) at a reachable tolerance but cut at
+// two sweeps, from cold starts. Every step whose solve did not reach the tolerance is published
+// with its status and counted, step by step; the steps that count are most of the contact steps
+// (two block sweeps do not settle the puck's three coupled contacts).
+TEST_F(Fault, PgsStoppedBeforeConvergenceIsCountedEveryStep) {
+  Load(Puck(1e-3, kRest + 0.002,
+            "<config key=\"solver\" value=\"pgs\"/><config key=\"max_iterations\" value=\"2\"/>"
+            "<config key=\"warm_start\" value=\"false\"/><config key=\"fallback\" value=\"false\"/>"));
+  int unsolved = 0, contact_steps = 0;
+  for (int i = 0; i < 500; i++) {
+    mjtNum before = State()[CUSP_STATE_SOLVER_FAILURES];
+    mj_step(m_, d_);
+    int failed = State()[CUSP_STATE_STATUS] != CUSP_LCP_SOLVED;
+    unsolved += failed;
+    contact_steps += State()[CUSP_STATE_NCONTACT] > 0;
+    EXPECT_EQ(State()[CUSP_STATE_SOLVER_FAILURES] - before, failed) << "step " << i;
+  }
+  EXPECT_TRUE(Finite());
+  EXPECT_GT(unsolved, contact_steps / 2);
+  EXPECT_EQ(State()[CUSP_STATE_SOLVER_FAILURES], unsolved);
+}
+
+// The published max_penetration is the geometry's: after every step it matches MuJoCo's own
+// distance of the disk to the floor at the new configuration (mj_geomDistance, on a copy of the
+// data) within 1e-6 m, whether the solve succeeded or failed and its correction was scaled down.
+// Cases: the default pipeline dropping the tilted puck into the floor, and every step failing
+// (one PGS sweep from cold starts at tolerance 1e-16 without fallback, a 2 mm deep start).
+TEST_F(Fault, MaxPenetrationIsTheGeometrysEvenWhenTheSolveFails) {
+  struct Case {
+    const char* config;
+    double z;
+    bool fails;
+  } cases[] = {
+      {"", kRest + 0.003, false},
+      {"<config key=\"solver\" value=\"pgs\"/><config key=\"max_iterations\" value=\"1\"/>"
+       "<config key=\"tolerance\" value=\"1e-16\"/><config key=\"warm_start\" value=\"false\"/>"
+       "<config key=\"fallback\" value=\"false\"/>",
+       kRest - 0.002, true}};
+  for (const Case& c : cases) {
+    Load(Puck(1e-3, c.z, c.config));
+    mjData* copy = mj_makeData(m_);
+    int puck = mj_name2id(m_, mjOBJ_GEOM, "puck"), floor = mj_name2id(m_, mjOBJ_GEOM, "floor");
+    mjtNum worst = 0, deepest = 0;
+    int failed_steps = 0;
+    for (int i = 0; i < 400; i++) {
+      mjtNum failures = State()[CUSP_STATE_SOLVER_FAILURES];
+      mj_step(m_, d_);
+      failed_steps += State()[CUSP_STATE_SOLVER_FAILURES] > failures;
+      if (State()[CUSP_STATE_NCONTACT] == 0) continue;
+      mj_copyData(copy, m_, d_);
+      mj_kinematics(m_, copy);
+      mjtNum dist = mj_geomDistance(m_, copy, puck, floor, 0.1, nullptr);
+      mjtNum geometric = dist < 0 ? -dist : 0;
+      worst = std::fmax(worst, std::fabs(State()[CUSP_STATE_MAX_PENETRATION] - geometric));
+      deepest = std::fmax(deepest, State()[CUSP_STATE_MAX_PENETRATION]);
+    }
+    SCOPED_TRACE(c.config);
+    EXPECT_TRUE(Finite());
+    EXPECT_LE(worst, 1e-6);
+    if (c.fails) {
+      EXPECT_GT(failed_steps, 300);
+    }
+    std::printf("max_penetration vs mj_geomDistance: worst difference %.3g m, deepest %.3g m, "
+                "%d failed steps\n", worst, deepest, failed_steps);
+    mj_deleteData(copy);
+    Unload();
+  }
 }
 
 // The patch path (MCP, FB Newton) forced to fail the same way on the pushing scene.

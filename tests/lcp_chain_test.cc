@@ -46,4 +46,6 @@ TEST(LcpChain, BackendTable) {
   EXPECT_EQ(cusp_lcp_solve_named("simplex", z.data(), w.data(), &info, &p, &opt, nullptr, 0),
             CUSP_LCP_BAD_INPUT);
 }
+TEST(LcpChain, UnconvergedRunFails) { ExpectUnconvergedRunFails("chain"); }
+
 }  // namespace

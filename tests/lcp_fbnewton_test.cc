@@ -56,4 +56,6 @@ TEST(LcpFbNewton, TooSmallWorkspaceIsBadInput) {
   EXPECT_EQ(cusp_lcp_fbnewton(z.data(), w.data(), &info, &p, &opt, work, sizeof(work)),
             CUSP_LCP_BAD_INPUT);
 }
+TEST(LcpFbNewton, UnconvergedRunFails) { ExpectUnconvergedRunFails("fbnewton"); }
+
 }  // namespace

@@ -38,4 +38,6 @@ TEST(LcpLemke, RejectsBoxBounds) {
   Result r = Solve("lemke", p, cusp_lcp_default_options());
   EXPECT_EQ(r.info.status, CUSP_LCP_BAD_INPUT);
 }
+TEST(LcpLemke, UnconvergedRunFails) { ExpectUnconvergedRunFails("lemke"); }
+
 }  // namespace

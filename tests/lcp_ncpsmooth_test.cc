@@ -77,6 +77,7 @@ TEST(LcpNcpSmooth, ContactLcpsOfTheBenchLikeTheChain) {
     std::vector<mjtNum> A = ContactProblem(&b, nv, cs.m, cs.r, cs.seed);
     cuspLcpProblem p = {N, A.data(), N, b.data(), nullptr, nullptr};
     cuspLcpOptions opt = cusp_lcp_default_options();
+    opt.work_budget = -1;  // the answers at the bench's sizes (up to 600), not the plugin's budget
     Result c = Solve("chain", p, opt);
     ASSERT_EQ(c.info.status, CUSP_LCP_SOLVED);
     Result r = Solve("ncpsmooth", p, opt);
@@ -183,4 +184,6 @@ TEST(LcpNcpSmooth, TableEntryAndBadInput) {
   EXPECT_EQ(opt.chain[0], CUSP_LCP_FBNEWTON);
   EXPECT_EQ(opt.chain[3], -1);
 }
+TEST(LcpNcpSmooth, UnconvergedRunFails) { ExpectUnconvergedRunFails("ncpsmooth"); }
+
 }  // namespace

@@ -39,4 +39,28 @@ TEST(LcpPgs, SweepLimitIsReported) {
   EXPECT_EQ(r.info.status, CUSP_LCP_MAX_ITER);
   EXPECT_EQ(r.info.iterations, 3);
 }
+
+TEST(LcpPgs, UnconvergedRunFails) { ExpectUnconvergedRunFails("pgs"); }
+
+// Gauss-Seidel diverges on M = [1 -3; -3 1] (an LCP without solution: q = -1 and every direction
+// is a ray): the iterates grow by about 9 a sweep. The run must end as a failure (non-finite
+// iterates or the budget), never as solved, within its work budget.
+TEST(LcpPgs, DivergingSweepsAreAFailure) {
+  mjtNum M[4] = {1, -3, -3, 1}, q[2] = {-1, -1};
+  cuspLcpProblem p = {2, M, 2, q, nullptr, nullptr};
+  cuspLcpOptions opt = cusp_lcp_default_options();
+  opt.max_iter = 1000000;
+  Result r = Solve("pgs", p, opt);
+  EXPECT_NE(r.info.status, CUSP_LCP_SOLVED);
+  EXPECT_TRUE(r.info.status == CUSP_LCP_NUMERICAL || r.info.status == CUSP_LCP_MAX_ITER)
+      << r.info.status;
+  EXPECT_FALSE(r.info.residual <= opt.tol);
+  EXPECT_LE(r.info.iterations,
+            cusp_solve_iteration_cap(nullptr, opt.max_iter, 0, CUSP_ITER_PGS_SWEEP, 2, 0));
+  // and the chain, which starts with it, does not call this a success either
+  opt.chain[0] = CUSP_LCP_PGS;
+  opt.chain[1] = -1;
+  Result c = Solve("chain", p, opt);
+  EXPECT_NE(c.info.status, CUSP_LCP_SOLVED);
+}
 }  // namespace

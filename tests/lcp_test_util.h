@@ -152,6 +152,10 @@ inline void RunSynthetic(const char* backend, int max_n, bool psd) {
       Synthetic s = MakeSynthetic(n, psd ? (n + 1) / 2 : n, psd ? 0.0 : 0.1, seed);
       cuspLcpProblem p = s.Problem();
       cuspLcpOptions opt = cusp_lcp_default_options();
+      // what is tested is the answer at every size; the plugin's work budget (lcp.h) binds from
+      // n of about 200 on (one Newton step of n = 300 costs about the whole default budget) and
+      // has its own tests (solve_budget_test.cc)
+      opt.work_budget = -1;
       Result r = Solve(backend, p, opt);
       ASSERT_EQ(r.info.status, CUSP_LCP_SOLVED) << r.info.message;
       EXPECT_LE(r.info.residual, 1e-10);
@@ -166,6 +170,25 @@ inline void RunSynthetic(const char* backend, int max_n, bool psd) {
       }
     }
   }
+}
+
+// No false success: a run stopped before convergence (one iteration on a problem that needs more)
+// reports a failure with its status, and the residual it reports is its answer's, recomputed
+// here, above the tolerance.
+inline void ExpectUnconvergedRunFails(const char* backend) {
+  Synthetic s = MakeSynthetic(50, 50, 0.01, 4);
+  cuspLcpProblem p = s.Problem();
+  cuspLcpOptions opt = cusp_lcp_default_options();
+  opt.max_iter = 1;
+  Result r = Solve(backend, p, opt);
+  EXPECT_NE(r.info.status, CUSP_LCP_SOLVED) << backend;
+  // the chain sums its backends' runs, one iteration each
+  EXPECT_LE(r.info.iterations, std::string(backend) == "chain" ? 3 : 1) << backend;
+  std::vector<mjtNum> w(p.n);
+  cuspLcpInfo chk;
+  cusp_lcp_residual(w.data(), &chk, r.z.data(), &p);
+  EXPECT_GT(chk.residual, opt.tol) << backend;
+  EXPECT_EQ(chk.residual, r.info.residual) << backend;
 }
 
 }  // namespace cusp_test

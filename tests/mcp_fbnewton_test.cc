@@ -84,6 +84,9 @@ TEST(McpFbNewton, NonlinearBoxProblemsWithKnownSolution) {
       Cubic c = MakeCubic(n, seed);
       cuspMcpProblem p = ProblemOf(c);
       cuspMcpOptions opt = cusp_mcp_default_options();
+      // the answer from a cold start, not the work budget: n = 100 needs more Newton steps than
+      // the default budget pays for (lcp.h; solve_budget_test.cc)
+      opt.work_budget = -1;
       std::vector<double> z(n, 0), F(n), work(cusp_mcp_worksize(n) / 8 + 1);
       cuspMcpInfo info;
       cusp_mcp_fbnewton(z.data(), F.data(), &info, &p, &opt, work.data(), work.size() * 8);
@@ -95,6 +98,21 @@ TEST(McpFbNewton, NonlinearBoxProblemsWithKnownSolution) {
       }
     }
   }
+}
+
+// No false success: one Newton step on a problem that needs more ends as a failure whose reported
+// residual is that of the returned z.
+TEST(McpFbNewton, UnconvergedRunFails) {
+  Cubic c = MakeCubic(40, 2);
+  cuspMcpProblem p = ProblemOf(c);
+  cuspMcpOptions opt = cusp_mcp_default_options();
+  opt.max_iter = 1;
+  std::vector<double> z(c.n, 0), F(c.n), work(cusp_mcp_worksize(c.n) / 8 + 1);
+  cuspMcpInfo info;
+  cusp_mcp_fbnewton(z.data(), F.data(), &info, &p, &opt, work.data(), work.size() * 8);
+  EXPECT_NE(info.status, CUSP_LCP_SOLVED);
+  EXPECT_GT(info.residual, opt.tol);
+  EXPECT_LE(info.iterations, 1);
 }
 
 TEST(McpFbNewton, WarmStartAndCallbackFailure) {

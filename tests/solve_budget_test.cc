@@ -22,13 +22,13 @@ extern "C" {
 namespace {
 
 TEST(SolveBudget, CapRules) {
-  // default configurations are never cut: the floor is the plugin's default max_iterations
-  EXPECT_EQ(cusp_solve_iteration_cap(nullptr, 200, 0, CUSP_ITER_NEWTON, 600, 0), 200);
-  EXPECT_EQ(cusp_solve_iteration_cap(nullptr, 50, 0, CUSP_ITER_NEWTON, 10, 0), 50);
+  // the budget binds at every size: no floor of iterations below which it is ignored
   int binds = -1;
-  EXPECT_EQ(cusp_solve_iteration_cap(&binds, 1000000, 0, CUSP_ITER_NEWTON, 600, 0),
-            CUSP_SOLVE_MIN_ITER);
+  mjtNum big = cusp_solve_iteration_cost(CUSP_ITER_NEWTON, 1000, 0);  // > the default budget
+  EXPECT_GT(big, CUSP_SOLVE_WORK_BUDGET);
+  EXPECT_EQ(cusp_solve_iteration_cap(&binds, 200, 0, CUSP_ITER_NEWTON, 1000, 0), 0);
   EXPECT_EQ(binds, 1);
+  EXPECT_EQ(cusp_solve_iteration_cap(nullptr, 50, 0, CUSP_ITER_NEWTON, 10, 0), 50);
   // small problems get budget / cost iterations
   mjtNum cost = cusp_solve_iteration_cost(CUSP_ITER_NEWTON, 10, 0);
   EXPECT_DOUBLE_EQ(cost, 1000.0 / 3 + 800 + 4096);
@@ -37,14 +37,74 @@ TEST(SolveBudget, CapRules) {
   EXPECT_EQ(binds, 1);
   EXPECT_EQ(cusp_solve_iteration_cap(&binds, 1000, 0, CUSP_ITER_NEWTON, 10, 0), 1000);
   EXPECT_EQ(binds, 0);
-  // an explicit budget, none, Lemke's floor of about one pivot per variable and more
+  // an explicit budget, none, and Lemke below the 200 + 4 n pivots it used to be granted
   EXPECT_EQ(cusp_solve_iteration_cap(nullptr, 1000000, 1e9, CUSP_ITER_PGS_SWEEP, 100, 0),
             (int)std::floor(1e9 / (100.0 * 100 + 64)));
   EXPECT_EQ(cusp_solve_iteration_cap(nullptr, 1000000, -1, CUSP_ITER_PGS_SWEEP, 100, 0), 1000000);
   EXPECT_EQ(cusp_solve_iteration_cap(nullptr, 1000000, 0, CUSP_ITER_LEMKE_PIVOT, 600, 0),
-            CUSP_SOLVE_MIN_ITER + 4 * 600);
+            (int)std::floor(CUSP_SOLVE_WORK_BUDGET / (2.0 * 600 * 600 + 64)));
   EXPECT_GT(cusp_solve_iteration_cost(CUSP_ITER_PGS_SWEEP, 60, 10),
             cusp_solve_iteration_cost(CUSP_ITER_PGS_SWEEP, 60, 1));
+}
+
+// A problem whose one iteration costs more than the budget: every backend stops at once with
+// "work budget reached" (Lemke: after the pivots the budget pays for), the chain tries each and
+// reports the failure, and nothing runs for long. Counts, not time, are asserted.
+TEST(SolveBudget, LargeProblemsAreCutBelowTheOldFloors) {
+  const int n = 700;
+  std::vector<mjtNum> M(n * n), q(n), z(n), w(n);
+  for (int i = 0; i < n; i++) {  // a diagonally dominant P-matrix: every backend could solve it
+    for (int j = 0; j < n; j++) M[i + j * n] = (i == j) ? n : 1.0 / (1 + i + j);
+    q[i] = -1.0 - (i % 7);
+  }
+  cuspLcpProblem p = {n, M.data(), n, q.data(), nullptr, nullptr};
+  cuspLcpOptions opt = cusp_lcp_default_options();
+  opt.max_iter = 1000000;
+  struct Case {
+    const char* name;
+    cuspIterationKind kind;
+  } cases[] = {{"fbnewton", CUSP_ITER_NEWTON}, {"ncpsmooth", CUSP_ITER_NEWTON},
+               {"lemke", CUSP_ITER_LEMKE_PIVOT}};
+  for (const Case& c : cases) {
+    const cuspLcpBackend* b = cusp_lcp_backend_find(c.name);
+    std::vector<char> work(b->worksize(n));
+    std::fill(z.begin(), z.end(), 0.0);
+    cuspLcpInfo info;
+    b->solve(z.data(), w.data(), &info, &p, &opt, work.data(), work.size());
+    int cap = cusp_solve_iteration_cap(nullptr, opt.max_iter, 0, c.kind, n, 0);
+    EXPECT_LT(cap, 200) << c.name;  // below the old floor
+    EXPECT_LE(info.iterations, cap) << c.name;
+    EXPECT_EQ(info.status, CUSP_LCP_MAX_ITER) << c.name;
+    EXPECT_STREQ(info.message, "work budget reached") << c.name;
+  }
+  // the same problem with the budget lifted is solved: the cut was the budget's
+  opt.work_budget = -1;
+  std::vector<char> work(cusp_lcp_fbnewton_worksize(n));
+  std::fill(z.begin(), z.end(), 0.0);
+  cuspLcpInfo info;
+  EXPECT_EQ(cusp_lcp_fbnewton(z.data(), w.data(), &info, &p, &opt, work.data(), work.size()),
+            CUSP_LCP_SOLVED);
+}
+
+// The chain stops at the first backend that succeeds: its iterations are that backend's alone.
+TEST(SolveBudget, ChainStopsAtTheFirstSuccess) {
+  const int n = 20;
+  std::vector<mjtNum> M(n * n), q(n), z(n, 0.0), w(n);
+  for (int i = 0; i < n; i++) {
+    for (int j = 0; j < n; j++) M[i + j * n] = (i == j) ? 4.0 : 1.0 / (2 + i + j);
+    q[i] = (i % 3) ? -1.0 : 0.5;
+  }
+  cuspLcpProblem p = {n, M.data(), n, q.data(), nullptr, nullptr};
+  cuspLcpOptions opt = cusp_lcp_default_options();
+  std::vector<char> work(cusp_lcp_chain_worksize(n));
+  cuspLcpInfo chain, alone;
+  ASSERT_EQ(cusp_lcp_chain(z.data(), w.data(), &chain, &p, &opt, work.data(), work.size()),
+            CUSP_LCP_SOLVED);
+  std::fill(z.begin(), z.end(), 0.0);
+  ASSERT_EQ(cusp_lcp_fbnewton(z.data(), w.data(), &alone, &p, &opt, work.data(), work.size()),
+            CUSP_LCP_SOLVED);
+  EXPECT_STREQ(chain.backend, "fbnewton");
+  EXPECT_EQ(chain.iterations, alone.iterations);
 }
 
 // A PGS run asked for an unreachable tolerance with a huge sweep limit stops at its budget.
@@ -193,7 +253,7 @@ TEST_F(SceneBudget, PatchSceneWithoutSolutionFinishesWithFailuresCounted) {
   // two runs per step, each at most budget / (the cost of the smallest problem) iterations
   int most = (int)(CUSP_SOLVE_WORK_BUDGET / cusp_solve_iteration_cost(CUSP_ITER_NEWTON, 0, 0));
   EXPECT_LE(iters, 2 * most);
-  EXPECT_GT(iters, 2 * CUSP_SOLVE_MIN_ITER);  // far beyond the default limit: the budget, not it
+  EXPECT_GT(iters, 2 * 200);  // far beyond the default max_iterations: the budget cut, not it
 }
 
 // The disk LCP with PGS alone (no fallback): sweeps cut by the budget, failures counted.
@@ -202,6 +262,7 @@ TEST_F(SceneBudget, DiskPgsAtToleranceFloorFinishesWithFailuresCounted) {
   Set("max_iterations", "1000000");
   Set("solver", "pgs");
   Set("fallback", "false");
+  Set("warm_start", "false");  // a warm start's active-set step can meet even 1e-16 exactly
   Load("disk_drop.xml");
   int failed = 0, iters = 0;
   Run(300, &failed, &iters);  // lands at about step 130
@@ -210,7 +271,7 @@ TEST_F(SceneBudget, DiskPgsAtToleranceFloorFinishesWithFailuresCounted) {
   EXPECT_EQ(s[CUSP_STATE_SOLVER_FAILURES], failed);
   EXPECT_LE(iters,
             (int)(CUSP_SOLVE_WORK_BUDGET / cusp_solve_iteration_cost(CUSP_ITER_PGS_SWEEP, 0, 0)));
-  EXPECT_GT(iters, CUSP_SOLVE_MIN_ITER);
+  EXPECT_GT(iters, 200);  // beyond the default max_iterations: the budget cut, not it
 }
 
 }  // namespace

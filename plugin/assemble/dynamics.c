@@ -89,6 +89,48 @@ void cusp_dynamics_free(cuspDynamics* dyn) {
   memset(dyn, 0, sizeof(*dyn));
 }
 
+// Euler's implicit damping on the island's diagonal of Meff (nv x nv): MuJoCo's mj_EulerSkip
+// factors qH = M + h diag(b) when joint damping is on (not disabled by the damper or eulerdamp
+// flags) and some dof has damping, polynomial damping or a joint actuator with damping; b is the
+// derivative of the dof's damping force at the step's starting velocity: dof_damping, plus the
+// actuator's damping, plus 2 c1 |v| + 3 c2 v^2 of the polynomial terms. With plain linear dof
+// damping that is h dof_damping exactly; otherwise b is read back from MuJoCo's factor of this
+// step (qH = L^T D L, unit lower L in M's sparsity, D on the diagonal: diag = D_i + sum over the
+// rows k below i of L_ki^2 D_k, all in i's tree, so all in the island), which needs no copy of
+// MuJoCo's formula and no velocity of time t.
+static void euler_damping(mjtNum* Meff, const cuspDynamics* dyn, const mjModel* m,
+                          const mjData* d) {
+  if (m->opt.disableflags & (mjDSBL_DAMPER | mjDSBL_EULERDAMP)) return;
+  int nv = dyn->nv, linear = 1, any = 0;
+  for (int i = 0; i < m->nv; i++) {
+    int poly = 0;
+    for (int k = 0; k < mjNPOLY; k++) poly |= m->dof_dampingpoly[mjNPOLY * i + k] != 0;
+    int act = m->jnt_actuatorid[m->dof_jntid[i]] != -1;
+    any |= m->dof_damping[i] > 0 || poly || act;
+    linear &= !poly && !act;
+  }
+  if (!any) return;  // MuJoCo integrated explicitly: Meff = M
+  mjtNum h = m->opt.timestep;
+  if (linear) {
+    for (int a = 0; a < nv; a++) Meff[a * nv + a] += h * m->dof_damping[dyn->dofs[a]];
+    return;
+  }
+  mjtNum* diag = dyn->scratch;  // (nv) diagonal of L^T D L over the island's dofs
+  for (int a = 0; a < nv; a++) {
+    int i = dyn->dofs[a];
+    diag[a] = d->qH[m->M_rowadr[i] + m->M_rownnz[i] - 1];
+  }
+  for (int a = 0; a < nv; a++) {
+    int k = dyn->dofs[a], adr = m->M_rowadr[k], last = adr + m->M_rownnz[k] - 1;
+    mjtNum Dk = d->qH[last];
+    for (int x = adr; x < last; x++) {
+      int b = dyn->local[m->M_colind[x]];
+      if (b >= 0) diag[b] += d->qH[x] * d->qH[x] * Dk;
+    }
+  }
+  for (int a = 0; a < nv; a++) Meff[a * nv + a] = diag[a];  // M_ii + h b_i as MuJoCo factored it
+}
+
 // Zero the symmetric profile {(i, k), (k, i): first[i] <= k <= i} of a (n x n, leading dimension
 // n): what the last island wrote there, all the rest being zero already.
 static void clear_profile(mjtNum* a, int n, const int* first) {
@@ -125,10 +167,7 @@ static void effective_inertia(mjtNum* Meff, cuspDynamics* dyn, const mjModel* m,
   }
   mjtNum h = m->opt.timestep;
   if (m->opt.integrator == mjINT_EULER) {
-    // Euler treats only joint damping implicitly, unless disabled
-    if (!(m->opt.disableflags & (mjDSBL_DAMPER | mjDSBL_EULERDAMP))) {
-      for (int a = 0; a < nv; a++) Meff[a * nv + a] += h * m->dof_damping[dyn->dofs[a]];
-    }
+    euler_damping(Meff, dyn, m, d);
     return;
   }
   if (m->opt.integrator != mjINT_IMPLICITFAST && m->opt.integrator != mjINT_IMPLICIT) return;

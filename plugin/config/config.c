@@ -47,10 +47,13 @@ const cuspConfigKey cusp_config_keys[] = {
   {"warm_start", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
    "start from the previous step's impulses matched by contact identity"},
   {"rank_selection", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
-   "conditioning stage 1: inertial rank selection (whitened pivoted QR)"},
+   "conditioning stage 1: inertial rank selection (pivoted Cholesky of the whitened normal "
+   "block; the pivoted QR when a contact is near the threshold)"},
   {"eps_rank", CUSP_KEY_REAL, "1e-6", 1e-14, 0.5, NULL, "-",
    "stage 1 tolerance: drop contacts with |R_ii| <= eps_rank |R_11|"},
-  {"ruiz", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-", "conditioning stage 2: Ruiz equilibration"},
+  {"ruiz", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
+   "conditioning stage 2: Ruiz equilibration (skipped on an island whose normal and friction "
+   "diagonal is already within a factor 32)"},
   {"ruiz_passes", CUSP_KEY_INT, "5", 1, 100, NULL, "-", "stage 2 row/column scaling passes"},
   {"tikhonov", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
    "conditioning stage 3: Tikhonov on the normal diagonals"},

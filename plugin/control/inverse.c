@@ -16,6 +16,14 @@
 #define INVERSE_NAME "cusp.inverse"
 #define CUSP_INVERSE_TOUCH 1e-4  // m, gap under which a released contact counts as touching
 
+// Work budget (solver/lcp.h) of one control solve of n unknowns: 200 Newton steps of its size,
+// what its Newton solves are allowed in iterations (the contact step's default pays for 8 steps of
+// the 142 unknowns of a parcel held against a wall, which then dropped), and never less than that
+// default. Finite whatever the contact instance's max_iterations say: about 0.1 s at n = 140.
+static mjtNum control_budget(int n) {
+  return fmax(CUSP_SOLVE_WORK_BUDGET, 200 * cusp_solve_iteration_cost(CUSP_ITER_NEWTON, n, 0));
+}
+
 //---------------------------------- configuration --------------------------------------------------
 
 enum {
@@ -316,6 +324,7 @@ static cuspLcpStatus solve_scaled_box_lcp(mjtNum* z, mjtNum* M, mjtNum* q, mjtNu
   cuspLcpOptions opt = cusp_lcp_default_options();
   opt.tol = 1e-10;
   opt.max_iter = max_iter;
+  opt.work_budget = control_budget(n);
   size_t bytes = cusp_lcp_fbnewton_worksize(n);
   void* work = mj_stackAllocByte(d, bytes, sizeof(mjtNum));
   cuspLcpInfo info;
@@ -610,6 +619,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
   tracking_hessian(Q, nu, Ae, ne, nu, inv->effort);
   cuspLcpProblem uprob = {nu, Q, nu, qu, inv->lo, inv->hi};
   cuspLcpOptions uopt = cusp_lcp_default_options();
+  uopt.work_budget = control_budget(nu);
   mjtNum range = 0;  // N, the largest force range: tolerances relative to it
   for (int a = 0; a < nu; a++) range = mju_max(range, inv->hi[a] - inv->lo[a]);
   uopt.tol = 1e-10 * mju_max(range, 1);
@@ -649,6 +659,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
     copt.lcp.warm_start = cusp_condition_default_options().lcp.warm_start;
     copt.backend = CUSP_LCP_CHAIN;
     copt.fallback = 1;
+    copt.lcp.work_budget = control_budget(ncontact * (r + 2));
     cbytes = cusp_contact_worksize(nr, ncontact, r, &copt);
     cwork = mj_stackAllocByte(d, cbytes, sizeof(mjtNum));
   }
@@ -794,6 +805,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
         cuspLcpOptions o2 = cusp_lcp_default_options();
         o2.tol = 1e-10 * mju_max(range, 1);
         o2.max_iter = 200;
+        o2.work_budget = control_budget(n2);
         size_t b2 = cusp_lcp_fbnewton_worksize(n2);
         void* w2 = mj_stackAllocByte(d, b2, sizeof(mjtNum));
         cuspLcpInfo i2;

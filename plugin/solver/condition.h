@@ -32,10 +32,16 @@ typedef struct cuspContactLcp_ {
   const mjtNum* Meff;   // (nv x nv) column-major: SPD effective inertia, or its lower Cholesky
   int meff_is_factor;   //   factor L (Meff = L L^T) when meff_is_factor != 0 (upper part ignored)
   const mjtNum* Jn;     // (m x nv) row-major: row i = normal Jacobian of contact i
-  const mjtNum* Jt;     // (m*r x nv) row-major: row i*r+k = d_k^T J_t,i (NULL if r = 0)
+  const mjtNum* Jt;     // (m*r x nv) row-major: row i*r+k = d_k^T J_t,i (NULL if r = 0, or if
+                        //   Jto and dirs give the rows instead)
   const mjtNum* mu;     // (m) friction coefficients (NULL if r = 0)
   const mjtNum* bn;     // (m) free normal velocity, gap stabilisation included
   const mjtNum* bt;     // (m*r) free tangential velocity along each direction (NULL if r = 0)
+  const mjtNum* Jto;    // (2m x nv) row-major, optional: rows 2i, 2i+1 = contact i's tangent rows
+                        //   t_i, o_i, where friction row (i,k) = dirs[2k] t_i + dirs[2k+1] o_i;
+                        //   with dirs, 3 rows a contact are whitened instead of 1 + r, and the
+                        //   warm path never forms the r friction columns (Jt may then be NULL)
+  const mjtNum* dirs;   // (2r) cos, sin of friction direction k in the (t, o) plane (with Jto)
 } cuspContactLcp;
 
 typedef struct cuspConditionOptions_ {
@@ -43,6 +49,11 @@ typedef struct cuspConditionOptions_ {
   mjtNum eps_rank;          // stage 1 relative threshold on |R_ii| / |R_11| (default 1e-6)
   int ruiz;                 // stage 2 on/off (default 1)
   int ruiz_passes;          // stage 2 passes (default 5)
+  mjtNum ruiz_skip_spread;  // stage 2 is skipped when the diagonal of the normal and friction
+                            //   rows and the cone rows' unit entries lie within this factor of
+                            //   each other (already equilibrated: Ruiz's factors would stay near
+                            //   1); <= 1 never skips (default 32; disk_drop: 19, a
+                            //   resting carrier puck: 4.8)
   int tikhonov;             // stage 3 on/off (default 1)
   mjtNum eps_w;             // stage 3 diagonal shift on scaled normal rows (default 1e-10)
   int estimate_condition;   // compute rcond before/after (two extra LU, default 1)
@@ -66,7 +77,11 @@ typedef struct cuspConditionInfo_ {
   mjtNum residual_original; // natural residual of the unscaled z on the reduced problem without
                             //   Tikhonov (what the physics sees)
   cuspLcpInfo lcp;          // the backend's report on the conditioned problem (of the fallback
-                            //   chain when its answer was taken)
+                            //   chain when its answer was taken; backend "warm start" when the
+                            //   warm start already solved it and no backend ran)
+  int ruiz_applied;         // 1 if stage 2 scaled the problem (0: off, or skipped as unneeded)
+  int rank_qr;              // 1 if stage 1 needed the pivoted QR (near-dependent normal rows);
+                            //   0: the Cholesky screening decided, or stage 1 is off
   int fell_back;            // 1 if the chosen backend failed and the fallback chain ran
 } cuspConditionInfo;
 
@@ -75,7 +90,10 @@ cuspConditionOptions cusp_condition_default_options(void);
 // Bytes of work memory for cusp_contact_solve (depends on the backend in options).
 size_t cusp_contact_worksize(int nv, int m, int r, const cuspConditionOptions* opt);
 
-// Condition and solve one contact LCP.
+// Condition and solve one contact LCP. Stage 1 is decided by a pivoted Cholesky screening of the
+// normal block, by the QR when a decision is close; a problem that fails with the screen's
+// selection is solved once more, from zero, with the QR's selection if that differs (ties among
+// exactly dependent contacts are broken by rounding, and the choice can decide solvability).
 //   fn    (m)    out normal impulses (0 for dropped contacts); in: warm start if lcp.warm_start
 //   beta  (m*r)  out friction-direction impulses (may be NULL if r = 0)
 //   gamma (m)    out cone slacks (may be NULL)

@@ -374,18 +374,89 @@ void cusp_dpotrs_env_range(mjtNum* x, const mjtNum* l, int lda, const int* env, 
   }
 }
 
+// Below this many multiply-adds dtrsm and dsyrk run as plain loops: a contact island's blocks
+// (a rigid body's 6 dofs, a few contacts) cost less than reference BLAS's argument checks and
+// call. The loops are reference BLAS's own, in its order, so results are bitwise those of the
+// reference library; larger products go to whatever BLAS is installed.
+#define CUSP_SMALL_BLAS_WORK 32768.0
+
 void cusp_dtrsm_lower_left(mjtNum* b, char trans, const mjtNum* a, mjtNum alpha, int n, int nrhs,
                            int lda, int ldb) {
   const char side = 'L', uplo = 'L', diag = 'N';
   if (n <= 0 || nrhs <= 0) return;
-  dtrsm_(&side, &uplo, &trans, &diag, &n, &nrhs, &alpha, a, &lda, b, &ldb);
+  if (0.5 * n * n * (double)nrhs > CUSP_SMALL_BLAS_WORK) {
+    dtrsm_(&side, &uplo, &trans, &diag, &n, &nrhs, &alpha, a, &lda, b, &ldb);
+    return;
+  }
+  int t = trans == 'T' || trans == 't';
+  for (int j = 0; j < nrhs; j++) {
+    mjtNum* x = b + (size_t)j * ldb;
+    if (!t) {  // B := alpha L^-1 B (forward, by columns of L, as reference dtrsm)
+      if (alpha != 1) {
+        for (int i = 0; i < n; i++) x[i] = alpha * x[i];
+      }
+      for (int k = 0; k < n; k++) {
+        if (x[k] == 0) continue;
+        const mjtNum* ak = a + (size_t)k * lda;
+        x[k] = x[k] / ak[k];
+        mjtNum xk = x[k];
+        for (int i = k + 1; i < n; i++) x[i] = x[i] - xk * ak[i];
+      }
+    } else {  // B := alpha L^-T B (backward, dot products)
+      for (int i = n - 1; i >= 0; i--) {
+        const mjtNum* ai = a + (size_t)i * lda;
+        mjtNum s = alpha * x[i];
+        for (int k = i + 1; k < n; k++) s = s - ai[k] * x[k];
+        x[i] = s / ai[i];
+      }
+    }
+  }
 }
 
 void cusp_dsyrk_lower_t(mjtNum* c, const mjtNum* a, mjtNum alpha, mjtNum beta, int n, int k,
                         int lda, int ldc) {
   const char uplo = 'L', trans = 'T';
   if (n <= 0) return;
-  dsyrk_(&uplo, &trans, &n, &k, &alpha, a, &lda, &beta, c, &ldc);
+  if (0.5 * n * n * (double)k > CUSP_SMALL_BLAS_WORK) {
+    dsyrk_(&uplo, &trans, &n, &k, &alpha, a, &lda, &beta, c, &ldc);
+    return;
+  }
+  if ((alpha == 0 || k == 0) && beta == 1) return;
+  for (int j = 0; j < n; j++) {
+    const mjtNum* aj = a + (size_t)j * lda;
+    mjtNum* cj = c + (size_t)j * ldc;
+    if (alpha == 0) {
+      for (int i = j; i < n; i++) cj[i] = beta == 0 ? 0 : beta * cj[i];
+      continue;
+    }
+    int i = j;
+    // four entries at a time: four independent sums (each in reference order), so the adds'
+    // latency overlaps
+    for (; i + 3 < n; i += 4) {
+      const mjtNum* a0 = a + (size_t)i * lda;
+      const mjtNum* a1 = a0 + lda;
+      const mjtNum* a2 = a1 + lda;
+      const mjtNum* a3 = a2 + lda;
+      mjtNum s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (int l = 0; l < k; l++) {
+        mjtNum x = aj[l];
+        s0 = s0 + a0[l] * x;
+        s1 = s1 + a1[l] * x;
+        s2 = s2 + a2[l] * x;
+        s3 = s3 + a3[l] * x;
+      }
+      mjtNum sv[4] = {s0, s1, s2, s3};
+      for (int q = 0; q < 4; q++) {
+        cj[i + q] = beta == 0 ? alpha * sv[q] : alpha * sv[q] + beta * cj[i + q];
+      }
+    }
+    for (; i < n; i++) {
+      const mjtNum* ai = a + (size_t)i * lda;
+      mjtNum s = 0;
+      for (int l = 0; l < k; l++) s = s + ai[l] * aj[l];
+      cj[i] = beta == 0 ? alpha * s : alpha * s + beta * cj[i];
+    }
+  }
 }
 
 // Level-2 and thin level-3 products are plain loops, not BLAS: the matrices here are small

@@ -41,8 +41,9 @@ int cusp_solve_iteration_cap(int* budget_binds, int max_iter, mjtNum work_budget
   if (budget_binds) *budget_binds = 0;
   if (work_budget < 0) return max_iter;
   mjtNum budget = work_budget > 0 ? work_budget : CUSP_SOLVE_WORK_BUDGET;
-  mjtNum floor_iter = CUSP_SOLVE_MIN_ITER + (kind == CUSP_ITER_LEMKE_PIVOT ? 4.0 * n : 0.0);
-  mjtNum cap = fmax(floor_iter, floor(budget / cusp_solve_iteration_cost(kind, n, block)));
+  // no floor: a run whose iterations cost more than the budget does none (it only checks its
+  // start), however small that leaves max_iter
+  mjtNum cap = floor(budget / cusp_solve_iteration_cost(kind, n, block));
   if (cap >= max_iter) return max_iter;
   if (budget_binds) *budget_binds = 1;
   return (int)cap;

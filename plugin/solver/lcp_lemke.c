@@ -146,6 +146,8 @@ cuspLcpStatus cusp_lcp_lemke(mjtNum* z, mjtNum* w_out, cuspLcpInfo* info,
   int piv = 0;
   if (rmin < 0) {
     status = CUSP_LCP_SOLVED;  // q >= 0: z = 0
+  } else if (max_piv < 1) {
+    info->message = budget_binds ? "work budget reached" : "pivot limit reached";
   } else {
     memset(binv, 0, sizeof(mjtNum) * nn * nn);
     for (int i = 0; i < n; i++) {
@@ -200,7 +202,19 @@ cuspLcpStatus cusp_lcp_lemke(mjtNum* z, mjtNum* w_out, cuspLcpInfo* info,
   info->iterations = piv;
   if (status == CUSP_LCP_SOLVED && n > 0) {
     cusp_lcp_residual(w, info, z, p);
-    if (info->residual > opt->tol) lemke_polish(z, w, info, p, lu, zs, cand, ipiv);
+    // the polish (an LU of the basic columns, s^3 / 3 + 2 n^2) is work of this run too: done
+    // only if the budget still pays for it
+    int basic = 0;
+    for (int j = 0; j < n; j++) basic += z[j] > 0;
+    mjtNum polish = (mjtNum)basic * basic * basic / 3 + 2.0 * n * n;
+    mjtNum spent = piv * cusp_solve_iteration_cost(CUSP_ITER_LEMKE_PIVOT, n, 0);
+    mjtNum budget = opt->work_budget > 0 ? opt->work_budget : CUSP_SOLVE_WORK_BUDGET;
+    int affordable = opt->work_budget < 0 || spent + polish <= budget;
+    if (info->residual > opt->tol && !affordable) {
+      status = CUSP_LCP_MAX_ITER;
+      info->message = "work budget reached";
+    }
+    if (info->residual > opt->tol && affordable) lemke_polish(z, w, info, p, lu, zs, cand, ipiv);
   }
   return cusp_lcp_info_end(info, status, w_out ? w_out : w, z, p, opt, t0);
 }

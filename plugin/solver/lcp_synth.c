@@ -105,4 +105,6 @@ void cusp_synth_contact(cuspContactLcp* c, mjtNum* Meff, mjtNum* Jn, mjtNum* Jt,
   c->mu = r > 0 ? mu : NULL;
   c->bn = bn;
   c->bt = r > 0 ? bt : NULL;
+  c->Jto = NULL;  // friction rows given one by one (Jt)
+  c->dirs = NULL;
 }

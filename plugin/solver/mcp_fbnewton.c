@@ -535,6 +535,12 @@ cuspLcpStatus cusp_mcp_fbnewton(mjtNum* z, mjtNum* F, cuspMcpInfo* info,
   cuspFbCore core = {p->n, p->lo, p->hi, p->residual, p->jacobian, p->user, NULL, 0, 0,
                      p->jacobian_band, p->kl, p->ku};
   cusp_fb_core(z, F, info, &core, opt, work);
+  // no false success: the natural residual of the returned z decides (never the iteration's
+  // belief)
+  if (info->status == CUSP_LCP_SOLVED && !(info->residual <= opt->tol)) {
+    info->status = CUSP_LCP_NUMERICAL;
+    info->message = "final residual above tolerance";
+  }
   info->seconds = cusp_now() - t0;
   return info->status;
 }

@@ -1171,7 +1171,17 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     if (w->p[r] != 0 && hi > lo) mju_addToScl(du + lo, w->X + (size_t)r * nr + lo, w->p[r], hi - lo);
   }
   cusp_dynamics_expand(dv, dyn, du);
+  *max_pen = cusp_patch_penetration(w, dyn, dv, h);
+  return status;
+}
+
+mjtNum cusp_patch_penetration(cuspPatchWork* w, const cuspDynamics* dyn, const mjtNum* dv,
+                              mjtNum h) {
   // linearised gaps after the correction: g + h J dv at every vertex (island rows)
+  int nv = dyn->nv;
+  mjtNum* vloc = w->dv;  // (nv)
+  const int* span = w->rspan;  // row a of Jr: [span[4a], span[4a+1]) (the last solve's rows)
+  mjtNum pen = 0;
   cusp_dynamics_gather(vloc, dyn, dv);
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
@@ -1179,10 +1189,10 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
       int a = w->row_of[i] + k, lo = span[4 * a], hi = span[4 * a + 1];
       const mjtNum* row = w->J + (size_t)a * nv;
       mjtNum after = P->gap[k] + h * mju_dot(row + lo, vloc + lo, hi - lo);
-      if (-after > *max_pen) *max_pen = -after;
+      if (-after > pen) pen = -after;
     }
   }
-  return status;
+  return pen;
 }
 
 void cusp_patch_publish_bodies(mjtNum* slots, const cuspPatchWork* w, const cuspConfig* cfg) {

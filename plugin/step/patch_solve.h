@@ -106,6 +106,12 @@ int cusp_patch_solve(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, int first, i
                      mjtNum h);
 
 // Publish the per-body slots (CUSP_PATCH_NSLOT per registered body) from this step's patches.
+// Largest linearised penetration (m, >= 0) of the last solved island's vertices after the
+// correction dv (nv_model): max over vertices of -(gap + h J dv). The solve reports it for its own
+// dv; the driver asks again when it scales a failed island's correction down.
+mjtNum cusp_patch_penetration(cuspPatchWork* w, const cuspDynamics* dyn, const mjtNum* dv,
+                              mjtNum h);
+
 void cusp_patch_publish_bodies(mjtNum* slots, const cuspPatchWork* w, const cuspConfig* cfg);
 
 #ifdef __cplusplus

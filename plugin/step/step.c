@@ -38,7 +38,7 @@ static void free_buffers(cuspStepWork* w) {
   free(w->prev_beta);
   free(w->prev_gamma);
   free(w->Jn_r);
-  free(w->Jt_r);
+  free(w->Jto_r);
   free(w->bn);
   free(w->bt);
   free(w->mu);
@@ -62,7 +62,7 @@ static int grow(cuspStepWork* w, int capacity, const cuspConfig* cfg) {
   w->prev_beta = (mjtNum*)calloc(c * r + 1, sizeof(mjtNum));
   w->prev_gamma = (mjtNum*)calloc(c, sizeof(mjtNum));
   w->Jn_r = (mjtNum*)calloc(c * nv + 1, sizeof(mjtNum));
-  w->Jt_r = (mjtNum*)calloc(c * r * nv + 1, sizeof(mjtNum));
+  w->Jto_r = (mjtNum*)calloc(c * 2 * nv + 1, sizeof(mjtNum));
   w->bn = (mjtNum*)calloc(c, sizeof(mjtNum));
   w->bt = (mjtNum*)calloc(c * r + 1, sizeof(mjtNum));
   w->mu = (mjtNum*)calloc(c, sizeof(mjtNum));
@@ -75,7 +75,7 @@ static int grow(cuspStepWork* w, int capacity, const cuspConfig* cfg) {
   w->solver_bytes = cusp_contact_worksize(nv, capacity, r, &opt);
   w->solver_work = malloc(w->solver_bytes);
   int ok = w->contacts && w->prev_pair && w->prev_fn && w->prev_beta && w->prev_gamma &&
-           w->Jn_r && w->Jt_r && w->bn && w->bt && w->mu && w->fn && w->beta &&
+           w->Jn_r && w->Jto_r && w->bn && w->bt && w->mu && w->fn && w->beta &&
            w->gamma && w->keep && w->sorted && w->solver_work;
   if (ok && old.capacity) {
     memcpy(w->contacts, old.contacts, old.capacity * sizeof(cuspContact));
@@ -281,7 +281,7 @@ static void relative_jacobian(mjtNum* jrel, mjtNum* scratch, const cuspDynamics*
 // Rows of the island's contacts c[0 .. n) in its reduced coordinates: the relative point Jacobian
 // (3 x nv) is reduced once (3 x nr, J N) and the normal and r friction-direction rows are
 // combinations of its 3 rows; the right-hand sides use the relative velocity of the free motion.
-// Rows go to the start of Jn_r, Jt_r, bn, bt, mu (one island at a time).
+// Rows go to the start of Jn_r, Jto_r, bn, bt, mu (one island at a time).
 static void assemble(cuspStepWork* w, cuspDynamics* dyn, const cuspContact* cs, int n,
                      const mjModel* m, const mjData* d, const cuspConfig* cfg) {
   int nv = dyn->nv, nr = dyn->nr, r = w->r;
@@ -305,13 +305,11 @@ static void assemble(cuspStepWork* w, cuspDynamics* dyn, const cuspContact* cs, 
     w->bn[i] = cusp_normal_rhs(mju_dot3(vrel, nn), c->gap, h, cfg->gap_alpha,
                                cfg->pushout_speed);
     w->mu[i] = c->mu;
-    for (int k = 0; k < r; k++) {
-      mjtNum dir[3];
-      mju_scl3(dir, t, w->cone[2 * k]);
-      mju_addToScl3(dir, o, w->cone[2 * k + 1]);
-      mju_mulMatTVec(w->Jt_r + ((size_t)i * r + k) * nr, jred, dir, 3, nr);
-      w->bt[i * r + k] = mju_dot3(vrel, dir);
-    }
+    // the tangent rows; friction direction k is cone[2k] t + cone[2k+1] o (the solver combines)
+    mju_mulMatTVec(w->Jto_r + (size_t)2 * i * nr, jred, t, 3, nr);
+    mju_mulMatTVec(w->Jto_r + ((size_t)2 * i + 1) * nr, jred, o, 3, nr);
+    mjtNum vt = mju_dot3(vrel, t), vo = mju_dot3(vrel, o);
+    for (int k = 0; k < r; k++) w->bt[i * r + k] = w->cone[2 * k] * vt + w->cone[2 * k + 1] * vo;
   }
 }
 
@@ -380,7 +378,8 @@ static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* 
   mjtNum* gamma = w->gamma + c0;
   cuspContactLcp lcp = {
       .nv = nr, .m = n, .r = r, .Meff = dyn->L, .meff_is_factor = 1,
-      .Jn = w->Jn_r, .Jt = w->Jt_r, .mu = w->mu, .bn = w->bn, .bt = w->bt};
+      .Jn = w->Jn_r, .Jt = NULL, .mu = w->mu, .bn = w->bn, .bt = w->bt,
+      .Jto = w->Jto_r, .dirs = w->cone};
   double t0 = cusp_now();
   // contact-space reduction first when configured; its fallback is the full solve below
   cuspReductionIslandInfo red = {.outcome = CUSP_REDUCTION_OUTSIDE};
@@ -416,13 +415,18 @@ static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* 
     }
   }
 
-  // correction: du = Mr^-1 (Jn_r^T fn + Jt_r^T beta), dv = N du at the island's dofs
+  // correction: du = Mr^-1 (Jn_r^T fn + Jt_r^T beta), dv = N du at the island's dofs; the
+  // friction rows enter through the tangential resultant (sum_k beta_k cos_k, sum_k beta_k sin_k)
   mju_zero(w->g, nr);
   for (int i = 0; i < n; i++) {
     if (fn[i] != 0) mju_addToScl(w->g, w->Jn_r + (size_t)i * nr, fn[i], nr);
+    mjtNum tau[2] = {0, 0};
     for (int k = 0; k < r; k++) {
-      mjtNum b = beta[i * r + k];
-      if (b != 0) mju_addToScl(w->g, w->Jt_r + ((size_t)i * r + k) * nr, b, nr);
+      tau[0] += beta[i * r + k] * w->cone[2 * k];
+      tau[1] += beta[i * r + k] * w->cone[2 * k + 1];
+    }
+    for (int x = 0; x < 2; x++) {
+      if (tau[x] != 0) mju_addToScl(w->g, w->Jto_r + ((size_t)2 * i + x) * nr, tau[x], nr);
     }
   }
   cusp_dynamics_solve(w->g, dyn, w->g);
@@ -437,11 +441,13 @@ static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* 
     // equally spaced directions sum_k d_k d_k^T = (r/2) I on the tangent plane, so the tangential
     // velocity is (2/r) sum_k v_k d_k
     mjtNum slip[2] = {0, 0};
+    mjtNum dt = r ? mju_dot(w->Jto_r + (size_t)2 * i * nr, w->g, nr) : 0;
+    mjtNum dto = r ? mju_dot(w->Jto_r + ((size_t)2 * i + 1) * nr, w->g, nr) : 0;
     for (int k = 0; k < r; k++) {
       mjtNum b = beta[i * r + k];
       c->impulse_t[0] += b * w->cone[2 * k];
       c->impulse_t[1] += b * w->cone[2 * k + 1];
-      mjtNum vk = w->bt[i * r + k] + mju_dot(w->Jt_r + ((size_t)i * r + k) * nr, w->g, nr);
+      mjtNum vk = w->bt[i * r + k] + w->cone[2 * k] * dt + w->cone[2 * k + 1] * dto;
       slip[0] += vk * w->cone[2 * k];
       slip[1] += vk * w->cone[2 * k + 1];
     }
@@ -480,6 +486,39 @@ static void solve_patch_island(IslandResult* res, cuspStepWork* w, cuspDynamics*
     c->impulse_t[1] = P->L[1];
     c->slip = P->sigma;
   }
+}
+
+// Largest linearised penetration (m, >= 0) of disk contacts c0 .. c0 + n after the island's
+// correction du (w->g, reduced coordinates) applied over time hs (h, or h s for a correction scaled
+// by s): max over contacts of -(gap + hs Jn_r du), the geometry's distance at the new
+// configuration to first order.
+static mjtNum disk_penetration(const cuspStepWork* w, const cuspDynamics* dyn, int c0, int n,
+                               mjtNum hs) {
+  mjtNum pen = 0;
+  for (int i = 0; i < n; i++) {
+    mjtNum after = w->contacts[c0 + i].gap + hs * mju_dot(w->Jn_r + (size_t)i * dyn->nr, w->g,
+                                                            dyn->nr);
+    if (-after > pen) pen = -after;
+  }
+  return pen;
+}
+
+// Largest penetration (m, >= 0) of this step's disk contact pairs at d's current qpos: kinematics
+// there (the driver restores MuJoCo's arrays afterwards) and detection of every pair again.
+static mjtNum disk_penetration_at(cuspStepWork* w, const mjModel* m, mjData* d,
+                                  const cuspConfig* cfg) {
+  cuspContact probe[CUSP_MAX_DISK_POINTS];
+  mjtNum pen = 0;
+  mj_kinematics(m, d);
+  for (int i = 0; i < w->ncontact; i++) {
+    const cuspContact* c = w->contacts + i;
+    if (i > 0 && c->geom[0] == c[-1].geom[0] && c->geom[1] == c[-1].geom[1]) continue;  // pair done
+    int found = cusp_detect_disk(probe, m, d, c->geom[0], c->geom[1], cfg->margin);
+    for (int k = 0; k < found; k++) {
+      if (-probe[k].gap > pen) pen = -probe[k].gap;
+    }
+  }
+  return pen;
 }
 
 //---------------------------------- failed solves --------------------------------------------------
@@ -734,7 +773,7 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
   warm_start(w);
   mju_zero(w->dv, nv);
   int failed = 0, worst = CUSP_LCP_SOLVED, iterations = 0, kept = 0, reduced = 0, fallbacks = 0;
-  mjtNum max_pen = 0, rcond_before = INFINITY, rcond_after = INFINITY;
+  mjtNum max_pen = 0, max_pen_patch = 0, rcond_before = INFINITY, rcond_after = INFINITY;
   for (int k = 0; k < ni; k++) {
     int ndof = w->isl.dofadr[k + 1] - w->isl.dofadr[k];
     const int* dofs = w->isl.dofs + w->isl.dofadr[k];
@@ -782,7 +821,6 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
     kept += res.kept;
     reduced += res.reduced;
     fallbacks += res.reduction_fallback;
-    if (res.max_pen > max_pen) max_pen = res.max_pen;
     if (!patches) {
       if (res.rcond_before < rcond_before) rcond_before = res.rcond_before;
       if (res.rcond_after < rcond_after) rcond_after = res.rcond_after;
@@ -790,7 +828,18 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
     if (res.status != CUSP_LCP_SOLVED) {
       failed++;
       worst = res.status;
-      limit_failed_correction(w, dyn, k, patches, m, d, cfg);
+      // the penetration published is that of the correction applied: a failed iterate scaled
+      // down (even to nothing) leaves the bodies where the scaled correction puts them
+      mjtNum s = limit_failed_correction(w, dyn, k, patches, m, d, cfg);
+      if (s < 1) {
+        res.max_pen = patches ? cusp_patch_penetration(&w->patch, dyn, w->dv, h)
+                              : disk_penetration(w, dyn, c0, nck, s * h);
+      }
+    }
+    if (patches) {
+      if (res.max_pen > max_pen_patch) max_pen_patch = res.max_pen;
+    } else if (res.max_pen > max_pen) {
+      max_pen = res.max_pen;
     }
   }
   // contacts on nothing movable (a disk of a static body) stay unloaded
@@ -799,6 +848,11 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
   // 7. correction of every island at once: v = v* + dv, q = q* (+) h dv
   mju_addTo(d->qvel, w->dv, nv);
   mj_integratePos(m, d->qpos, w->dv, h);
+  // a failed step's penetration is measured again where the bodies now are: its correction (a
+  // scaled failed iterate) can turn a disk far enough that the deepest point is none of the
+  // contact points detected at q*
+  if (failed && nc) max_pen = disk_penetration_at(w, m, d, cfg);
+  if (max_pen_patch > max_pen) max_pen = max_pen_patch;
 
   // 8. publish: one mode rule, counts, penetration, per-body observables
   int nmode[3] = {0, 0, 0};  // break, stick, slide (cuspContactMode)

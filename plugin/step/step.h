@@ -38,7 +38,8 @@ typedef struct cuspStepWork_ {
   // assembly (row-major, reduced rows of stride nr <= nv)
   mjtNum* jac;          // (6 nv) point Jacobians of the two bodies
   mjtNum* Jn_r;         // (capacity x nr) normal rows, reduced coordinates (J N)
-  mjtNum* Jt_r;         // (capacity r x nr) friction-direction rows, reduced
+  mjtNum* Jto_r;        // (capacity 2 x nr) tangent rows t, o of each contact, reduced (the r
+                        //   friction-direction rows are cone[2k] t + cone[2k+1] o)
   mjtNum* bn;           // (capacity) m/s
   mjtNum* bt;           // (capacity r) m/s
   mjtNum* mu;           // (capacity)
