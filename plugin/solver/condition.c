@@ -1149,6 +1149,33 @@ reselect:
         info->lcp.message = "final residual above tolerance";
       }
     }
+    if (info->lcp.status != CUSP_LCP_SOLVED && isfinite(info->lcp.residual)) {
+      // a backend that stopped short (PGS's linear rate, a budget cut) often has the answer's
+      // active set already: one active-set solve from its answer (the warm path's step), kept
+      // if it solves the problem the backend was given
+      mjtNum* wk = (mjtNum*)scratch;  // warm_worksize: (N^2 + 2N) step, (nv) y
+      mjtNum* y = wk + (size_t)N * N + 2 * N;
+      int* iwk = (int*)((char*)scratch + CUSP_ALIGN(sizeof(mjtNum) * ((size_t)N * N + 2 * N + nvv)));
+      cuspLcpInfo trial = info->lcp;
+      mjtNum trial_orig;
+      for (int i = 0; i < N; i++) zf[i] = z[i] * dc[i];
+      warm_residual(w, &trial, &trial_orig, y, zf, c, G, sel, k, eps_n);
+      if (warm_polish(zf, w, c, G, sel, k, eps_n, wk, iwk)) {
+        for (int i = 0; i < N; i++) zf[i] /= dc[i];
+        cusp_lcp_residual(w, &trial, zf, &prob);
+        if (trial.residual <= opt->lcp.tol) {
+          memcpy(z, zf, sizeof(mjtNum) * N);
+          info->lcp.status = CUSP_LCP_SOLVED;
+          info->lcp.message = "";
+          info->lcp.index = -1;
+          info->lcp.residual = trial.residual;
+          info->lcp.siconos_error = trial.siconos_error;
+          info->lcp.complementarity = trial.complementarity;
+          info->lcp.iterations++;
+          info->active_set_finish = 1;
+        }
+      }
+    }
     info->lcp.iterations += earlier_iterations;
     earlier_iterations = info->lcp.iterations;
     if (info->lcp.status == CUSP_LCP_SOLVED) break;

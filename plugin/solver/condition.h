@@ -83,6 +83,8 @@ typedef struct cuspConditionInfo_ {
   int rank_qr;              // 1 if stage 1 needed the pivoted QR (near-dependent normal rows);
                             //   0: the Cholesky screening decided, or stage 1 is off
   int fell_back;            // 1 if the chosen backend failed and the fallback chain ran
+  int active_set_finish;    // 1 if the backends stopped short and one active-set solve from
+                            //   their answer (the rows with z > 0 as equalities) solved it
 } cuspConditionInfo;
 
 cuspConditionOptions cusp_condition_default_options(void);
