@@ -44,6 +44,9 @@ const cuspConfigKey cusp_config_keys[] = {
    "a failed solve; plugin/solver/lcp.h)"},
   {"fallback", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
    "when the chosen backend fails a step, run the chain from the same start; keep the better answer"},
+  {"finish", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
+   "when the backends stop short of the tolerance, one active-set solve from their answer (the "
+   "rows with positive impulse as equalities), kept only if it meets the tolerance"},
   {"warm_start", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
    "start from the previous step's impulses matched by contact identity"},
   {"rank_selection", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
@@ -712,6 +715,7 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
         else if (!strcmp(k, "tolerance")) cfg->tolerance = real;
         else if (!strcmp(k, "max_iterations")) cfg->max_iterations = integer;
         else if (!strcmp(k, "fallback")) cfg->fallback = integer;
+        else if (!strcmp(k, "finish")) cfg->finish = integer;
         else if (!strcmp(k, "warm_start")) cfg->warm_start = integer;
         else if (!strcmp(k, "rank_selection")) cfg->rank_selection = integer;
         else if (!strcmp(k, "eps_rank")) cfg->eps_rank = real;

@@ -66,6 +66,7 @@ typedef struct cuspConfig_ {
   mjtNum tolerance;       // solver residual tolerance (natural map, impulse units)
   int max_iterations;
   int fallback;           // a failed backend (not the chain) is followed by the chain
+  int finish;             // backends that stop short: one active-set solve from their answer
   int warm_start;
   int rank_selection;     // conditioning stage 1
   mjtNum eps_rank;

@@ -28,6 +28,7 @@ cuspConditionOptions cusp_condition_default_options(void) {
   o.estimate_condition = 1;
   o.backend = CUSP_LCP_CHAIN;
   o.lcp = cusp_lcp_default_options();
+  o.finish = 1;
   return o;
 }
 
@@ -1149,7 +1150,7 @@ reselect:
         info->lcp.message = "final residual above tolerance";
       }
     }
-    if (info->lcp.status != CUSP_LCP_SOLVED && isfinite(info->lcp.residual)) {
+    if (info->lcp.status != CUSP_LCP_SOLVED && opt->finish && isfinite(info->lcp.residual)) {
       // a backend that stopped short (PGS's linear rate, a budget cut) often has the answer's
       // active set already: one active-set solve from its answer (the warm path's step), kept
       // if it solves the problem the backend was given

@@ -62,6 +62,8 @@ typedef struct cuspConditionOptions_ {
   int fallback;             // when a backend other than the chain fails, run the chain (without
                             //   that backend) from the same start and keep whichever answer has
                             //   the smaller residual (default 0 here; the plugin's default is 1)
+  int finish;               // when the backends (and fallback) stop short of tol, one active-set
+                            //   solve from their answer, kept only if it meets tol (default 1)
 } cuspConditionOptions;
 
 typedef struct cuspConditionInfo_ {

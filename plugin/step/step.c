@@ -28,6 +28,7 @@ cuspConditionOptions cusp_step_condition_options(const cuspConfig* cfg) {
   opt.lcp.max_iter = cfg->max_iterations;
   opt.lcp.warm_start = cfg->warm_start;
   opt.fallback = cfg->fallback;
+  opt.finish = cfg->finish;
   return opt;
 }
 
