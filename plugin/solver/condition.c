@@ -91,6 +91,18 @@ static int pivoted_keep(int* out, mjtNum* st, int nv, int ncol, int nfixed, mjtN
   return k;
 }
 
+// sel[0 .. k) := sorted ascending (insertion sort: k is a handful of contacts)
+static void sort_ascending(int* sel, int k) {
+  for (int a = 1; a < k; a++) {
+    int v = sel[a], b = a - 1;
+    while (b >= 0 && sel[b] > v) {
+      sel[b + 1] = sel[b];
+      b--;
+    }
+    sel[b + 1] = v;
+  }
+}
+
 // Stage 1 by pivoted QR over the classes cls (rank_classes) in order; work: as cusp_rank_select
 static int rank_select_classes(int* sel, const mjtNum* L, const mjtNum* Jn, const int* cls, int nv,
                                int m, mjtNum eps_rank, void* work) {
@@ -130,14 +142,7 @@ static int rank_select_classes(int* sel, const mjtNum* L, const mjtNum* Jn, cons
     k = pivoted_keep(sel, sub, nv, ncol, k, tol, jpvt, tau, qw, lwork);
     for (int a = 0; a < k; a++) sel[a] = idx[sel[a]];
   }
-  for (int a = 1; a < k; a++) {  // ascending order keeps the caller's contact order
-    int v = sel[a], b = a - 1;
-    while (b >= 0 && sel[b] > v) {
-      sel[b + 1] = sel[b];
-      b--;
-    }
-    sel[b + 1] = v;
-  }
+  sort_ascending(sel, k);  // keeps the caller's contact order
   return k;
 }
 
@@ -226,14 +231,7 @@ static int rank_screen(int* sel, int* clear, const mjtNum* G, int stride, const 
       state[j] = 2;
     }
   }
-  for (int a = 1; a < k; a++) {  // ascending order keeps the caller's contact order
-    int v = sel[a], b = a - 1;
-    while (b >= 0 && sel[b] > v) {
-      sel[b + 1] = sel[b];
-      b--;
-    }
-    sel[b + 1] = v;
-  }
+  sort_ascending(sel, k);  // keeps the caller's contact order
   return k;
 }
 
