@@ -7,6 +7,7 @@ import math
 
 import mujoco
 import numpy as np
+import pytest
 
 import cusp
 from cusp import mjcf_gen
@@ -83,6 +84,21 @@ def test_curl_without_self_contact_passes_through():
     _, deepest, loaded = _run(model, 2.0, pairs, every=200)
     assert deepest > 5e-3, f"only {deepest * 1e3:.3f} mm: the scene does not test self-contact"
     assert loaded == 0
+
+
+def test_adjacent_disks_of_a_constant_curvature_section_are_refused():
+    """`self_contact_neighbours` = 0 would let each disk touch the next one along the arm; on a
+    PCC arm joint equalities tie the joints between them (the section bends evenly), and their
+    contacts fight the equalities (a mocap-held arm ramped to 24 N diverged). Refused at load, one
+    line with the key, the value, the reason and the fix; 1 loads."""
+    with pytest.raises(cusp.SceneError) as err:
+        _model(CURL, self_contact_neighbours=0)
+    msg = str(err.value)
+    assert "\n" not in msg
+    for part in ("'self_contact_neighbours'", "'0'", "adjacent disks 'arm_disk0' and 'arm_disk1'",
+                 "joint equality", "constant-curvature", "fights the equality", "use 1 or more"):
+        assert part in msg, (part, msg)
+    assert _model(CURL, self_contact_neighbours=1).nbody > 0
 
 
 def _energy_run(model, seconds):
