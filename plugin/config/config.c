@@ -43,6 +43,10 @@ const cuspConfigKey cusp_config_keys[] = {
   {"max_iterations", CUSP_KEY_INT, "200", 1, 1000000, NULL, "-",
    "iteration limit per backend run; a run also stops when its work budget is spent (counted as "
    "a failed solve; plugin/solver/lcp.h)"},
+  {"step_work_budget", CUSP_KEY_REAL, "3e7", 0, 1e15, NULL, "-",
+   "work units the backend runs of one step's disk-island solves may spend together (about "
+   "0.5 ns of one core each: the default, three default runs, is about 15 ms); a solve left "
+   "without budget fails and is counted (plugin/solver/lcp.h)"},
   {"fallback", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
    "when the chosen backend fails a step, run the chain from the same start; keep the better answer"},
   {"finish", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
@@ -767,6 +771,7 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
         else if (!strcmp(k, "solver")) cfg->solver = integer;
         else if (!strcmp(k, "tolerance")) cfg->tolerance = real;
         else if (!strcmp(k, "max_iterations")) cfg->max_iterations = integer;
+        else if (!strcmp(k, "step_work_budget")) cfg->step_work_budget = real;
         else if (!strcmp(k, "fallback")) cfg->fallback = integer;
         else if (!strcmp(k, "finish")) cfg->finish = integer;
         else if (!strcmp(k, "warm_start")) cfg->warm_start = integer;
