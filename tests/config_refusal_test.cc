@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
 
 extern "C" {
 #include "cli/sim_loop.h"
@@ -257,6 +258,53 @@ TEST_F(ConfigRefusal, SelfContactNeighboursBelowMinusOne) {
   ExpectRefused(Scene(std::string(kDisk) + R"(<config key="environment" value="floor"/>)"
                                            R"(<config key="self_contact_neighbours" value="two"/>)"),
                 {"'self_contact_neighbours'", "'two'", "not an integer"});
+}
+
+// A three-disk arm on a mount: d0 on the mount, d1 and d2 on hinges ('h1', 'h2'), with a link body
+// without a disk between d1 and d2; `tie` is the equality block (empty: none).
+std::string Arm(const std::string& neighbours, const std::string& tie) {
+  return R"(
+<mujoco>
+  <extension><plugin plugin="cusp.contact"><instance name="cusp">
+    <config key="disks" value="d0 d1 d2"/><config key="environment" value="floor"/>
+    <config key="self_contact_neighbours" value=")" + neighbours + R"("/>
+  </instance></plugin></extension>
+  <worldbody>
+    <geom name="floor" type="plane" size="1 1 0.1"/>
+    <body name="mount" pos="0 0 0.5">
+      <geom name="d0" type="cylinder" size="0.03 0.005" contype="0" conaffinity="0"/>
+      <body name="b1" pos="0 0 -0.02">
+        <joint name="h1" type="hinge" axis="0 1 0"/>
+        <geom name="d1" type="cylinder" size="0.03 0.005" contype="0" conaffinity="0"/>
+        <body name="link" pos="0 0 -0.01">
+          <joint name="h2" type="hinge" axis="0 1 0"/>
+          <body name="b2" pos="0 0 -0.01">
+            <geom name="d2" type="cylinder" size="0.03 0.005" contype="0" conaffinity="0"/>
+          </body>
+        </body>
+      </body>
+    </body>
+  </worldbody>)" + tie + R"(
+</mujoco>)";
+}
+
+// ties h2 alone (h1 free), so the refused pair is d1, d2 across the link body
+const char* kTie = R"(<equality><joint name="cc" joint1="h2"/></equality>)";
+
+// Adjacent disks tied by a constant-curvature joint equality may not touch each other: with
+// `self_contact_neighbours` 0 their contacts fight the equality (a PCC arm diverged under it).
+// The pair is the one across the tied joint, found through a body without a disk.
+TEST_F(ConfigRefusal, AdjacentDisksOfAConstantCurvatureSection) {
+  ExpectRefused(Arm("0", kTie), {"'self_contact_neighbours'", "'0'", "adjacent disks 'd1' and 'd2'",
+                                 "joint equality 'cc'", "constant-curvature",
+                                 "fights the equality", "use 1 or more"});
+  // touching from two apart, never within the robot, or adjacent disks without a tie: loaded
+  for (const auto& [neighbours, tie] : {std::pair<std::string, std::string>{"1", kTie},
+                                        {"-1", kTie}, {"0", ""}}) {
+    mjModel* m = Compile(Arm(neighbours, tie));
+    EXPECT_NE(m, nullptr) << neighbours << " " << tie << ": " << error_ << g_warnings;
+    if (m) mj_deleteModel(m);
+  }
 }
 
 TEST_F(ConfigRefusal, ReductionBasisThatCannotBeReadOrNamesNoGeom) {

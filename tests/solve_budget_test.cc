@@ -182,6 +182,67 @@ TEST(SolveBudget, EveryBackendStaysWithinItsCap) {
   }
 }
 
+// Runs through the backend table that share a pool (a step's solves) spend at most what it holds
+// together: each run is cut at what is left and takes its work off; an empty pool leaves a run no
+// iteration. The work a run reports is its iterations at the cost of one.
+TEST(SolveBudget, RunsSharingAPoolSpendAtMostItsUnits) {
+  const int n = 30;
+  std::vector<mjtNum> M(n * n), q(n), z(n), w(n), lo(n, -INFINITY), hi(n, INFINITY);
+  for (int i = 0; i < n; i++) {  // free Hilbert plus 1e-8: no backend reaches tolerance 1e-300
+    for (int j = 0; j < n; j++) M[i + j * n] = 1.0 / (1 + i + j);
+    M[i + i * n] += 1e-8;
+    q[i] = -1.0;
+  }
+  // free bounds: the chain's Lemke refuses them at once (no work), FB Newton and PGS run
+  cuspLcpProblem p = {n, M.data(), n, q.data(), lo.data(), hi.data()};
+  cuspLcpOptions opt = cusp_lcp_default_options();
+  opt.tol = 1e-300;
+  opt.max_iter = 1000000;
+  const cuspLcpBackend* chain = cusp_lcp_backend(CUSP_LCP_CHAIN);
+  std::vector<char> work(chain->worksize(n));
+  // alone, one run of each member: the chain spends about two default budgets
+  cuspLcpInfo info;
+  std::fill(z.begin(), z.end(), 0.0);
+  chain->solve(z.data(), w.data(), &info, &p, &opt, work.data(), work.size());
+  EXPECT_GT(info.work, 1.9 * CUSP_SOLVE_WORK_BUDGET);
+  EXPECT_LE(info.work, 2 * CUSP_SOLVE_WORK_BUDGET);
+  // the same chain on a pool of 1.5 default runs, twice
+  mjtNum pool = 1.5 * CUSP_SOLVE_WORK_BUDGET;
+  opt.work_pool = &pool;
+  for (int k = 0; k < 2; k++) {
+    mjtNum before = pool;
+    std::fill(z.begin(), z.end(), 0.0);
+    cuspLcpStatus st = chain->solve(z.data(), w.data(), &info, &p, &opt, work.data(), work.size());
+    EXPECT_NE(st, CUSP_LCP_SOLVED);
+    EXPECT_LE(info.work, std::max(before, 0.0)) << k;
+    EXPECT_DOUBLE_EQ(pool, before - info.work) << k;
+    EXPECT_GE(pool, 0.0) << k;
+    for (int i = 0; i < n; i++) EXPECT_TRUE(std::isfinite(z[i]));
+  }
+  // nearly all of it was spent (each run stops within one iteration of what is left)
+  EXPECT_LT(pool, cusp_solve_iteration_cost(CUSP_ITER_NEWTON, n, 0) +
+                      cusp_solve_iteration_cost(CUSP_ITER_LEMKE_PIVOT, n, 0) +
+                      cusp_solve_iteration_cost(CUSP_ITER_PGS_SWEEP, n, 1));
+  // an empty pool: every member checks its start only
+  pool = 0;
+  std::fill(z.begin(), z.end(), 0.0);
+  EXPECT_EQ(chain->solve(z.data(), w.data(), &info, &p, &opt, work.data(), work.size()),
+            CUSP_LCP_MAX_ITER);
+  EXPECT_EQ(info.iterations, 0);
+  EXPECT_EQ(info.work, 0.0);
+  EXPECT_EQ(pool, 0.0);
+  // a single backend through the table: its work is its iterations at the cost model
+  pool = 1e6;
+  std::fill(z.begin(), z.end(), 0.0);
+  cusp_lcp_backend(CUSP_LCP_PGS)->solve(z.data(), w.data(), &info, &p, &opt, work.data(),
+                                         work.size());
+  EXPECT_EQ(info.iterations, (int)std::floor(1e6 / cusp_solve_iteration_cost(CUSP_ITER_PGS_SWEEP,
+                                                                               n, 1)));
+  EXPECT_DOUBLE_EQ(info.work,
+                   info.iterations * cusp_solve_iteration_cost(CUSP_ITER_PGS_SWEEP, n, 1));
+  EXPECT_DOUBLE_EQ(pool, 1e6 - info.work);
+}
+
 class SceneBudget : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { mj_loadPluginLibrary(CUSP_PLUGIN_PATH); }

@@ -29,7 +29,8 @@ const cuspConfigKey cusp_config_keys[] = {
    "default"},
   {"self_contact_neighbours", CUSP_KEY_INT, "3", -1, 1000000, NULL, "disks",
    "disks of one robot (kinematic tree) touch when more than this many disks apart along it; "
-   "-1: never; disks of different robots always touch"},
+   "-1: never; disks of different robots always touch; 0 is refused when a joint equality ties "
+   "joints between adjacent disks (a constant-curvature section)"},
   {"friction", CUSP_KEY_REAL, "-1", -1, 100, NULL, "-",
    "friction coefficient of every cusp contact with friction (condim 1 pairs stay frictionless); "
    "-1: the pair's geom friction as MuJoCo combines it (the higher priority, else the larger)"},
@@ -42,6 +43,10 @@ const cuspConfigKey cusp_config_keys[] = {
   {"max_iterations", CUSP_KEY_INT, "200", 1, 1000000, NULL, "-",
    "iteration limit per backend run; a run also stops when its work budget is spent (counted as "
    "a failed solve; plugin/solver/lcp.h)"},
+  {"step_work_budget", CUSP_KEY_REAL, "3e7", 0, 1e15, NULL, "-",
+   "work units the backend runs of one step's disk-island solves may spend together (about "
+   "0.5 ns of one core each: the default, three default runs, is about 15 ms); a solve left "
+   "without budget fails and is counted (plugin/solver/lcp.h)"},
   {"fallback", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
    "when the chosen backend fails a step, run the chain from the same start; keep the better answer"},
   {"finish", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
@@ -621,6 +626,57 @@ static int check_condim_with(const cuspParams* p, const cuspConfig* cfg, const m
   return 0;
 }
 
+// a joint equality that names joint j (its first or second joint), or -1
+static int joint_equality(const mjModel* m, int j) {
+  for (int e = 0; e < m->neq; e++) {
+    if (m->eq_type[e] == mjEQ_JOINT && (m->eq_obj1id[e] == j || m->eq_obj2id[e] == j)) return e;
+  }
+  return -1;
+}
+
+// the registered disk geom on body b, or -1
+static int disk_on_body(const cuspConfig* cfg, const mjModel* m, int b) {
+  for (int k = 0; k < cfg->ndisk; k++) {
+    if (m->geom_bodyid[cfg->disk_geoms[k]] == b) return cfg->disk_geoms[k];
+  }
+  return -1;
+}
+
+// `self_contact_neighbours` = 0 lets a disk touch the next disk along its robot. When a joint
+// between the two is tied by a joint equality (a constant-curvature section: its joints bend
+// together), the section bends evenly, every adjacent pair of it meets at once, and their contacts
+// fight the equalities that MuJoCo's free step holds softly and the correction holds exactly: the
+// solves fail and the arm diverges. Refused, naming the pair and the equality.
+static int check_self_contact_with(const cuspParams* p, const cuspConfig* cfg, const mjModel* m,
+                                   int instance, char* err, int err_sz) {
+  if (cfg->self_contact_neighbours != 0) return 0;
+  for (int b = 1; b < m->nbody; b++) {
+    if (!p->disk_body[b]) continue;
+    int tie = -1, c = b;
+    // the joints from b up to the next disk body above it (bodies without a disk in between)
+    do {
+      for (int j = m->body_jntadr[c]; tie < 0 && j < m->body_jntadr[c] + m->body_jntnum[c]; j++) {
+        tie = joint_equality(m, j);
+      }
+      c = m->body_parentid[c];
+    } while (c > 0 && !p->disk_body[c]);
+    if (tie < 0 || c <= 0) continue;
+    const char* eq = mj_id2name(m, mjOBJ_EQUALITY, tie);
+    char why[640];
+    snprintf(why, sizeof(why),
+             "adjacent disks '%s' and '%s' of one robot would touch, but joint equality '%s' "
+             "ties the joints between them to the rest of their constant-curvature section, so "
+             "a contact between them fights the equality (the section bends evenly and all its "
+             "adjacent disks meet at once: the solves fail and the arm diverges); use 1 or more "
+             "(default 3), or -1",
+             geom_name(m, disk_on_body(cfg, m, c)), geom_name(m, disk_on_body(cfg, m, b)),
+             eq ? eq : "(unnamed)");
+    return fail(err, err_sz, "self_contact_neighbours",
+                cusp_config_value(m, instance, key_named("self_contact_neighbours")), why);
+  }
+  return 0;
+}
+
 static int check_environment(const cuspConfig* cfg, const mjModel* m, int instance,
                              const char* value, char* err, int err_sz) {
   if (!cfg->ndisk && !cfg->npatch_body) return 0;
@@ -631,6 +687,7 @@ static int check_environment(const cuspConfig* cfg, const mjModel* m, int instan
   }
   int rc = check_environment_with(&p, cfg, m, value, err, err_sz);
   if (!rc) rc = check_condim_with(&p, cfg, m, instance, err, err_sz);
+  if (!rc) rc = check_self_contact_with(&p, cfg, m, instance, err, err_sz);
   cusp_params_free(&p);
   return rc;
 }
@@ -714,6 +771,7 @@ int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err
         else if (!strcmp(k, "solver")) cfg->solver = integer;
         else if (!strcmp(k, "tolerance")) cfg->tolerance = real;
         else if (!strcmp(k, "max_iterations")) cfg->max_iterations = integer;
+        else if (!strcmp(k, "step_work_budget")) cfg->step_work_budget = real;
         else if (!strcmp(k, "fallback")) cfg->fallback = integer;
         else if (!strcmp(k, "finish")) cfg->finish = integer;
         else if (!strcmp(k, "warm_start")) cfg->warm_start = integer;

@@ -65,6 +65,7 @@ typedef struct cuspConfig_ {
   int solver;             // index into the backend choices (cusp_config_solver_name)
   mjtNum tolerance;       // solver residual tolerance (natural map, impulse units)
   int max_iterations;
+  mjtNum step_work_budget; // work units of a step's disk-island backend runs together
   int fallback;           // a failed backend (not the chain) is followed by the chain
   int finish;             // backends that stop short: one active-set solve from their answer
   int warm_start;

@@ -85,3 +85,8 @@ double cusp_contacts_solve_seconds(const mjModel* m, const mjData* d, int instan
   const cuspInstance* inst = find_instance(m, d, instance);
   return inst ? inst->work.solve_seconds : 0;
 }
+
+double cusp_contacts_solve_work(const mjModel* m, const mjData* d, int instance) {
+  const cuspInstance* inst = find_instance(m, d, instance);
+  return inst ? inst->work.solve_work : 0;
+}

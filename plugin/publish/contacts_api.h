@@ -47,6 +47,11 @@ double cusp_contacts_normal_force(const mjModel* m, const mjData* d, int instanc
 // a cusp.contact instance. Profiling only (bench/reduction): not part of the published state.
 double cusp_contacts_solve_seconds(const mjModel* m, const mjData* d, int instance);
 
+// Work units (plugin/solver/lcp.h, "Work budget") the backend runs of the instance's disk-island
+// solves spent in the last step, together bounded by the config key `step_work_budget`; 0 if
+// `instance` is not a cusp.contact instance. Not part of the published state.
+double cusp_contacts_solve_work(const mjModel* m, const mjData* d, int instance);
+
 #ifdef __cplusplus
 }
 #endif

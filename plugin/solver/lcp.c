@@ -105,6 +105,7 @@ void cusp_lcp_info_begin(cuspLcpInfo* info, const char* backend) {
   info->index = -1;
   info->backend = backend;
   info->iterations = 0;
+  info->work = 0;
   info->residual = INFINITY;
   info->siconos_error = INFINITY;
   info->complementarity = INFINITY;
@@ -153,12 +154,42 @@ cuspLcpStatus cusp_lcp_info_end(cuspLcpInfo* info, cuspLcpStatus status, mjtNum*
 
 //---------------------------------- backend table -----------------------------------------------
 
+// A run drawing on a work pool (options.work_pool): its budget is at most what the pool holds (an
+// empty pool: a budget no iteration fits in), and what it spent is taken off the pool.
+static cuspLcpStatus pooled(cuspLcpSolveFn solve, mjtNum* z, mjtNum* w, cuspLcpInfo* info,
+                            const cuspLcpProblem* prob, const cuspLcpOptions* opt, void* work,
+                            size_t work_bytes) {
+  if (!opt || !opt->work_pool) return solve(z, w, info, prob, opt, work, work_bytes);
+  cuspLcpOptions o = *opt;
+  o.work_pool = NULL;
+  mjtNum left = *opt->work_pool;
+  mjtNum own = opt->work_budget > 0 ? opt->work_budget : CUSP_SOLVE_WORK_BUDGET;
+  mjtNum budget = opt->work_budget < 0 || left < own ? left : own;
+  o.work_budget = budget > 0 ? budget : 1e-300;  // 0 would mean the default
+  cuspLcpStatus status = solve(z, w, info, prob, &o, work, work_bytes);
+  *opt->work_pool -= info->work;
+  return status;
+}
+
+#define CUSP_POOLED(name)                                                                    \
+  static cuspLcpStatus pooled_##name(mjtNum* z, mjtNum* w, cuspLcpInfo* info,                \
+                                     const cuspLcpProblem* prob, const cuspLcpOptions* opt,  \
+                                     void* work, size_t work_bytes) {                        \
+    return pooled(cusp_lcp_##name, z, w, info, prob, opt, work, work_bytes);                 \
+  }
+CUSP_POOLED(lemke)
+CUSP_POOLED(pgs)
+CUSP_POOLED(fbnewton)
+CUSP_POOLED(ncpsmooth)
+#undef CUSP_POOLED
+
+// the chain's members are pooled one by one (the chain itself is not: it spends nothing of its own)
 static const cuspLcpBackend kBackends[CUSP_LCP_NBACKEND] = {
-    {"lemke", cusp_lcp_lemke, cusp_lcp_lemke_worksize},
-    {"pgs", cusp_lcp_pgs, cusp_lcp_pgs_worksize},
-    {"fbnewton", cusp_lcp_fbnewton, cusp_lcp_fbnewton_worksize},
+    {"lemke", pooled_lemke, cusp_lcp_lemke_worksize},
+    {"pgs", pooled_pgs, cusp_lcp_pgs_worksize},
+    {"fbnewton", pooled_fbnewton, cusp_lcp_fbnewton_worksize},
     {"chain", cusp_lcp_chain, cusp_lcp_chain_worksize},
-    {"ncpsmooth", cusp_lcp_ncpsmooth, cusp_lcp_ncpsmooth_worksize},
+    {"ncpsmooth", pooled_ncpsmooth, cusp_lcp_ncpsmooth_worksize},
 };
 
 const cuspLcpBackend* cusp_lcp_backend(cuspLcpBackendId id) {

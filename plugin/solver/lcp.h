@@ -53,6 +53,9 @@ typedef struct cuspLcpOptions_ {
                         // are 0 (a contact's cone-slack row); <= CUSP_LCP_MAX_BLOCK
   mjtNum work_budget;   // work units one run may spend (see "Work budget"); 0 = the default
                         // CUSP_SOLVE_WORK_BUDGET, < 0 = none (max_iter alone)
+  mjtNum* work_pool;    // NULL, or the units left to every run that shares it (a step's solves):
+                        // a run through the backend table gets at most what is left and takes
+                        // off what it spent (see "Work budget")
 } cuspLcpOptions;
 
 enum { CUSP_LCP_MAX_BLOCK = 66 };  // 2 + the largest friction_directions
@@ -63,6 +66,7 @@ typedef struct cuspLcpInfo_ {
   int index;            // offending row for messages about one row, else -1
   const char* backend;  // name of the backend that produced z (for the chain: the one that won)
   int iterations;       // Newton steps / PGS sweeps / Lemke pivots (chain: sum over backends)
+  mjtNum work;          // work units spent by the run's iterations (chain: sum over backends)
   mjtNum residual;      // natural-map residual max_i |z_i - mid(lo_i, hi_i, z_i - w_i)|
   mjtNum siconos_error; // ||z - mid(lo,hi,z - w)||_2 / ||q||_2 (||q|| replaced by 1 if 0)
   mjtNum complementarity;  // max_i |z_i w_i| over variables with standard bounds
@@ -117,6 +121,11 @@ typedef struct cuspLcpBackend_ {
 // 0.5 ns of one core (Newton n = 100..400, Lemke n = 50..400): the default is about 5 ms a run.
 // A rigid (patch) island gets at least 200 Newton steps of its own size (step/patch_solve.c), a
 // controller's solve 200 Newton steps of its size (control/inverse.c).
+// A pool (options.work_pool) bounds what several runs spend together: each run of a backend
+// called through the table (cusp_lcp_backend: the chain's members, the plugin's solves) may spend
+// at most what the pool holds and takes its work off it; an empty pool leaves a run no iteration
+// (it checks its start only). The plugin gives the backend runs of one step's disk islands one
+// pool, the config key `step_work_budget` (plugin/config/config.c).
 #define CUSP_SOLVE_WORK_BUDGET 1e7
 
 typedef enum cuspIterationKind_ {

@@ -51,15 +51,18 @@ cuspLcpStatus cusp_lcp_chain(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const cusp
   best.status = CUSP_LCP_NUMERICAL;
   best.message = "empty chain";
   int total = 0, len = chain_len(opt), saw_ray = 0;
+  mjtNum spent = 0;
   for (int k = 0; k < len; k++) {
     const cuspLcpBackend* b = cusp_lcp_backend((cuspLcpBackendId)opt->chain[k]);
     cuspLcpInfo sub;
     memcpy(z, z0, sizeof(mjtNum) * n);
     b->solve(z, wt, &sub, p, opt, work, inner);
     total += sub.iterations;
+    spent += sub.work;
     if (sub.status == CUSP_LCP_SOLVED) {
       *info = sub;
       info->iterations = total;
+      info->work = spent;
       if (w) memcpy(w, wt, sizeof(mjtNum) * n);
       info->seconds = cusp_now() - t0;
       return info->status;
@@ -79,6 +82,7 @@ cuspLcpStatus cusp_lcp_chain(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const cusp
     info->backend = cusp_lcp_backend((cuspLcpBackendId)opt->chain[saw_ray - 1])->name;
   }
   info->iterations = total;
+  info->work = spent;
   if (w) cusp_lcp_residual(w, info, z, p);
   info->seconds = cusp_now() - t0;
   return info->status;

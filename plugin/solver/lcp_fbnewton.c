@@ -39,6 +39,7 @@ cuspLcpStatus cusp_lcp_fbnewton(mjtNum* z, mjtNum* w, cuspLcpInfo* info,
   cuspMcpInfo mi;
   cusp_fb_core(z, NULL, &mi, &core, &mo, work);
   info->iterations = mi.iterations;
+  info->work = mi.iterations * cusp_solve_iteration_cost(CUSP_ITER_NEWTON, p->n, 0);
   info->message = mi.message;
   // w lives in the core's workspace only; recompute into a caller array or scratch
   mjtNum* wr = w ? w : (mjtNum*)work;

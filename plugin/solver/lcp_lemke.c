@@ -200,6 +200,7 @@ cuspLcpStatus cusp_lcp_lemke(mjtNum* z, mjtNum* w_out, cuspLcpInfo* info,
     }
   }
   info->iterations = piv;
+  info->work = piv * cusp_solve_iteration_cost(CUSP_ITER_LEMKE_PIVOT, n, 0);
   if (status == CUSP_LCP_SOLVED && n > 0) {
     cusp_lcp_residual(w, info, z, p);
     // the polish (an LU of the basic columns, s^3 / 3 + 2 n^2) is work of this run too: done
@@ -214,7 +215,10 @@ cuspLcpStatus cusp_lcp_lemke(mjtNum* z, mjtNum* w_out, cuspLcpInfo* info,
       status = CUSP_LCP_MAX_ITER;
       info->message = "work budget reached";
     }
-    if (info->residual > opt->tol && affordable) lemke_polish(z, w, info, p, lu, zs, cand, ipiv);
+    if (info->residual > opt->tol && affordable) {
+      lemke_polish(z, w, info, p, lu, zs, cand, ipiv);
+      info->work += polish;
+    }
   }
   return cusp_lcp_info_end(info, status, w_out ? w_out : w, z, p, opt, t0);
 }

@@ -349,6 +349,7 @@ cuspLcpStatus cusp_lcp_ncpsmooth(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const 
   memcpy(wz, p->q, sizeof(mjtNum) * nn);
   cusp_dgemv(wz, 'N', p->M, z, 1.0, 1.0, n, n, p->ldm);
   info->iterations = it;
+  info->work = it * cusp_solve_iteration_cost(CUSP_ITER_NEWTON, n, 0);
   info->message = status == CUSP_LCP_SOLVED ? "" : message;
   if (!w) wr = wz;  // residual vector into the workspace
   return cusp_lcp_info_end(info, status, wr, z, p, opt, t0);

@@ -125,6 +125,7 @@ cuspLcpStatus cusp_lcp_pgs(mjtNum* z, mjtNum* w_out, cuspLcpInfo* info, const cu
     info->message = budget_binds ? "work budget reached" : "sweep limit reached";
   }
   info->iterations = it;
+  info->work = it * cusp_solve_iteration_cost(CUSP_ITER_PGS_SWEEP, n, blocked ? s : 1);
   mjtNum* wfin = w_out ? w_out : w;
   return cusp_lcp_info_end(info, status, wfin, z, p, opt, t0);
 }

@@ -398,6 +398,7 @@ static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* 
     for (int i = 0; i < n; i++) w->keep[c0 + i] = 1;
   } else {
     cuspConditionOptions opt = cusp_step_condition_options(cfg);
+    opt.lcp.work_pool = &w->work_left;  // one budget for the step's backend runs
     res->status = cusp_contact_solve(fn, beta, gamma, w->keep + c0, &w->info, &lcp, &opt,
                                      w->solver_work, w->solver_bytes);
     res->iterations = w->info.lcp.iterations;
@@ -744,6 +745,8 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
   state[CUSP_STATE_REDUCED_ISLANDS] = 0;
   state[CUSP_STATE_STEPS] += 1;
   mjtNum* slots = state + CUSP_NSTATE;
+  w->work_left = cfg->step_work_budget;
+  w->solve_work = 0;
 
   // 1-2. kinematics at the free configuration q*, detection of disks and patch bodies
   mj_kinematics(m, d);
@@ -884,6 +887,7 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
   state[CUSP_STATE_RCOND_AFTER] = isfinite(rcond_after) ? rcond_after : 0;
   state[CUSP_STATE_REDUCED_ISLANDS] = reduced;
   state[CUSP_STATE_REDUCTION_FALLBACKS] += fallbacks;
+  w->solve_work = cfg->step_work_budget - w->work_left;
   if (cfg->npatch_body) cusp_patch_publish_bodies(slots, &w->patch, cfg);
   remember(w);
   if (w->patch.set.npatch) memcpy(w->patch.prev, w->patch.set.patch, w->patch.set.npatch * sizeof(cuspPatch));

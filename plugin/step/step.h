@@ -65,6 +65,9 @@ typedef struct cuspStepWork_ {
   cuspConditionInfo info;  // last LCP solve
   double solve_seconds;    // wall time of the disk islands' solves since reset (reduced tries
                            // and full solves; profiling only, never part of the state)
+  mjtNum work_left;        // work units this step's disk-island backend runs may still spend
+                           // (from step_work_budget; they share it through the LCP options)
+  mjtNum solve_work;       // work units the last step's disk-island backend runs spent
   cuspPatchWork patch;     // patch contact: patches, rigid point contacts, MCP
   // RK4: the configuration at the start of the step (cusp_step_record_start)
   mjtNum* q_start;      // (nq)
