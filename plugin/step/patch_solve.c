@@ -1063,7 +1063,10 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   // the impulses non-unique; the proximal-point loop (solve_proximal) makes every Newton matrix
   // regular with W + prox I and lets the term vanish at the answer, so the physics there is exact.
 
-  // bounds and warm start; a vertex no impulse can move (inert_row) carries none
+  // bounds and warm start; a vertex no impulse can move (inert_row) carries none, and neither
+  // does a friction row along which the bodies cannot move (a planar object's contact, tangent
+  // across its plane: W_tt = 0, so its friction unknown would only make the Newton matrix
+  // singular: every step a Levenberg-Marquardt step, the proximal term no help, W being 0 there)
   int warm = 0;  // some patch starts from the previous step's answer
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
@@ -1074,12 +1077,15 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
       w->hi[z0 + k] = inert_row(w->w_diag[w->row_of[i] + k], wmax) ? 0 : INFINITY;
     }
     for (int x = 0; x < ny; x++) {
-      w->lo[z0 + K + x] = -INFINITY;
-      w->hi[z0 + K + x] = INFINITY;
+      int inert = inert_row(w->w_diag[w->row_of[i] + K + x], wmax);
+      w->lo[z0 + K + x] = inert ? 0 : -INFINITY;
+      w->hi[z0 + K + x] = inert ? 0 : INFINITY;
     }
     if (!cfg->warm_start || !warm_start(w, i, w->z + z0)) cold_start(w, i);
     else warm = 1;
-    for (int k = 0; k < K; k++) w->z[z0 + k] = fmin(w->z[z0 + k], w->hi[z0 + k]);
+    for (int k = 0; k < K + ny; k++) {
+      w->z[z0 + k] = fmin(fmax(w->z[z0 + k], w->lo[z0 + k]), w->hi[z0 + k]);
+    }
   }
   drop_duplicate_points(w);
   // scaled unknowns: normal impulses relative to the heaviest patch of the island (its impulses
