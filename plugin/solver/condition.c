@@ -236,15 +236,15 @@ static int rank_screen(int* sel, int* clear, const mjtNum* G, int stride, const 
 }
 
 // A kept contact with no warm impulse takes the warm start (fn, beta, gamma) of the dropped,
-// loaded contact whose whitened normal is nearest to its own, if within half its norm: among
-// dependent contacts (the two rim points of a disk lying on the floor, 4 mm apart on one rigid
-// disk) rounding alternates which one stage 1 keeps, and the newly kept one's own warm start is
-// zero while its twin's holds the last step's answer (a 20-segment rod on the floor: 21 of 42
-// contacts kept, up to 8 of them unloaded each step). Twins are 10-30 % apart in the whitened
-// metric, other contacts of a rod about 100 %. Only a start: the solve checks it.
+// loaded contact of its own geom pair (pair) whose whitened normal is nearest to its own, if
+// within half its norm: among dependent contacts (the two rim points of a disk lying on the floor,
+// 4 mm apart on one rigid disk) rounding alternates which one stage 1 keeps, and the newly kept
+// one's own warm start is zero while its twin's holds the last step's answer (a 20-segment rod on
+// the floor: 21 of 42 contacts kept, up to 8 of them unloaded each step). Twins are 10-30 % apart
+// in the whitened metric. Only a start: the solve checks it.
 // G: the whitened columns of all m contacts (cw a contact, the normal first); sel ascending.
 static void inherit_warm_start(mjtNum* fn, mjtNum* beta, mjtNum* gamma, const mjtNum* G, int cw,
-                               int nv, int r, const int* sel, int k, int m) {
+                               int nv, int r, const int* pair, const int* sel, int k, int m) {
   for (int a = 0; a < k; a++) {
     int i = sel[a];
     if (fn[i] > 0) continue;
@@ -258,18 +258,17 @@ static void inherit_warm_start(mjtNum* fn, mjtNum* beta, mjtNum* gamma, const mj
         b++;
         continue;
       }
-      if (!(fn[j] > 0)) continue;
+      if (pair[j] != pair[i] || !(fn[j] > 0)) continue;
       const mjtNum* gj = G + (size_t)j * cw * nv;
       mjtNum d2 = 0;
       for (int l = 0; l < nv; l++) d2 += (gi[l] - gj[l]) * (gi[l] - gj[l]);
       if (d2 < bd) bd = d2, best = j;
     }
     if (best < 0) continue;
-    int j = best;
-    fn[i] = fn[j];
-    fn[j] = 0;
-    for (int t = 0; t < r; t++) beta[(size_t)i * r + t] = beta[(size_t)j * r + t];
-    if (gamma) gamma[i] = gamma[j];
+    fn[i] = fn[best];
+    fn[best] = 0;
+    for (int t = 0; t < r; t++) beta[(size_t)i * r + t] = beta[(size_t)best * r + t];
+    if (gamma) gamma[i] = gamma[best];
   }
 }
 
@@ -1021,7 +1020,9 @@ reselect:
   }
   info->kept = k;
   info->dropped = m - k;
-  if (opt->lcp.warm_start && k < m) inherit_warm_start(fn, beta, gamma, Gc, cw, nv, r, sel, k, m);
+  if (opt->lcp.warm_start && c->pair && k < m) {
+    inherit_warm_start(fn, beta, gamma, Gc, cw, nv, r, c->pair, sel, k, m);
+  }
   int N = k * s;
   info->n_lcp = N;
   if (keep) {

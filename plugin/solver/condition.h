@@ -42,6 +42,9 @@ typedef struct cuspContactLcp_ {
                         //   with dirs, 3 rows a contact are whitened instead of 1 + r, and the
                         //   warm path never forms the r friction columns (Jt may then be NULL)
   const mjtNum* dirs;   // (2r) cos, sin of friction direction k in the (t, o) plane (with Jto)
+  const int* pair;      // (m) optional: contacts of one geom pair share a value (the points of a
+                        //   disk on one obstacle: a kept one may inherit a dropped one's warm
+                        //   start); NULL: no inheritance
 } cuspContactLcp;
 
 typedef struct cuspConditionOptions_ {

@@ -47,6 +47,7 @@ static void free_buffers(cuspStepWork* w) {
   free(w->beta);
   free(w->gamma);
   free(w->keep);
+  free(w->pair);
   free(w->sorted);
   free(w->solver_work);
 }
@@ -71,13 +72,14 @@ static int grow(cuspStepWork* w, int capacity, const cuspConfig* cfg) {
   w->beta = (mjtNum*)calloc(c * r + 1, sizeof(mjtNum));
   w->gamma = (mjtNum*)calloc(c, sizeof(mjtNum));
   w->keep = (int*)calloc(c, sizeof(int));
+  w->pair = (int*)calloc(c, sizeof(int));
   w->sorted = (cuspContact*)calloc(c, sizeof(cuspContact));
   cuspConditionOptions opt = cusp_step_condition_options(cfg);
   w->solver_bytes = cusp_contact_worksize(nv, capacity, r, &opt);
   w->solver_work = malloc(w->solver_bytes);
   int ok = w->contacts && w->prev_pair && w->prev_fn && w->prev_beta && w->prev_gamma &&
            w->Jn_r && w->Jto_r && w->bn && w->bt && w->mu && w->fn && w->beta &&
-           w->gamma && w->keep && w->sorted && w->solver_work;
+           w->gamma && w->keep && w->pair && w->sorted && w->solver_work;
   if (ok && old.capacity) {
     memcpy(w->contacts, old.contacts, old.capacity * sizeof(cuspContact));
     memcpy(w->prev_pair, old.prev_pair, 3 * old.nprev * sizeof(int));
@@ -377,10 +379,16 @@ static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* 
   mjtNum* fn = w->fn + c0;
   mjtNum* beta = w->beta + (size_t)c0 * r;
   mjtNum* gamma = w->gamma + c0;
+  // geom-pair groups: a pair's contacts are consecutive (detected together)
+  const cuspContact* ct = w->contacts + c0;
+  for (int i = 0; i < n; i++) {
+    int same = i > 0 && ct[i].geom[0] == ct[i - 1].geom[0] && ct[i].geom[1] == ct[i - 1].geom[1];
+    w->pair[i] = same ? w->pair[i - 1] : i;
+  }
   cuspContactLcp lcp = {
       .nv = nr, .m = n, .r = r, .Meff = dyn->L, .meff_is_factor = 1,
       .Jn = w->Jn_r, .Jt = NULL, .mu = w->mu, .bn = w->bn, .bt = w->bt,
-      .Jto = w->Jto_r, .dirs = w->cone};
+      .Jto = w->Jto_r, .dirs = w->cone, .pair = w->pair};
   double t0 = cusp_now();
   // contact-space reduction first when configured; its fallback is the full solve below
   cuspReductionIslandInfo red = {.outcome = CUSP_REDUCTION_OUTSIDE};

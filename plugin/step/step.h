@@ -47,6 +47,7 @@ typedef struct cuspStepWork_ {
   mjtNum* beta;         // (capacity r) N s
   mjtNum* gamma;        // (capacity) m/s
   int* keep;            // (capacity)
+  int* pair;            // (capacity) an island's geom-pair groups (cuspContactLcp.pair)
   mjtNum* g;            // (nv) generalized impulse, reduced
   mjtNum* dv;           // (nv) velocity correction of every island
   mjtNum* dv_drift;     // (nv) equality drift removed from the free velocity
