@@ -167,9 +167,9 @@ TEST(ControlConfig, KeyTablesAreDocumentedVerbatim) {
   while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, n);
   std::fclose(f);
   static char table[16384];
-  const cuspControlKey* tables[2] = {cusp_avoid_keys, cusp_inverse_keys};
-  for (const cuspControlKey* keys : tables) {
-    int len = cusp_control_markdown(table, sizeof(table), keys);
+  const cuspKey* tables[2] = {cusp_avoid_keys, cusp_inverse_keys};
+  for (const cuspKey* keys : tables) {
+    int len = cusp_keys_markdown(table, sizeof(table), keys);
     ASSERT_LT(len, (int)sizeof(table));
     EXPECT_NE(text.find(table), std::string::npos)
         << "mjcf/README.md lacks the current key table:\n" << table;

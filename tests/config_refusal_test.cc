@@ -390,7 +390,7 @@ TEST_F(ConfigRefusal, UnknownOverrideKeyNamesTheValidKeys) {
   char err[2048];
   EXPECT_EQ(cusp_config_override_set("frictoin", "0.5", err, sizeof(err)), -1);
   std::string expect = "cusp.contact: unknown config key 'frictoin'; valid keys: ";
-  for (int i = 0; i < cusp_config_nkey(); i++) {
+  for (int i = 0; i < cusp_key_count(cusp_config_keys); i++) {
     expect += std::string(i ? ", " : "") + cusp_config_keys[i].key;
   }
   EXPECT_EQ(std::string(err), expect);

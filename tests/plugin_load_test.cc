@@ -55,7 +55,7 @@ TEST_F(PluginLoad, RegistersCuspContact) {
   const mjpPlugin* p = mjp_getPlugin("cusp.contact", &slot);
   ASSERT_NE(p, nullptr);
   EXPECT_GE(slot, 0);
-  EXPECT_EQ(p->nattribute, cusp_config_nkey());
+  EXPECT_EQ(p->nattribute, cusp_key_count(cusp_config_keys));
   ASSERT_NE(p->advance, nullptr);
 }
 
@@ -175,7 +175,7 @@ TEST_F(PluginLoad, ConfigTableIsDocumented) {
   size_t n;
   while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, n);
   std::fclose(f);
-  for (const cuspConfigKey* k = cusp_config_keys; k->key; k++) {
+  for (const cuspKey* k = cusp_config_keys; k->key; k++) {
     std::string row = std::string("| `") + k->key + "` |";
     size_t at = text.find(row);
     ASSERT_NE(at, std::string::npos) << k->key << " missing from mjcf/README.md";
