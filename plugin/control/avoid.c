@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "solver/condition.h"
-#include "control/control_registry.h"
+#include "control/control_plugin.h"
 #include "collide/point_distance.h"
 
 #define AVOID_NAME "cusp.avoid"
@@ -332,58 +332,9 @@ cuspLcpStatus cusp_avoid_increment(mjtNum* dq, cuspAvoidReport* report, const cu
 
 //---------------------------------- plugin callbacks -----------------------------------------------
 
-static cuspAvoid* get_avoid(const mjModel* m, mjData* d, int instance) {
-  cuspAvoid* a = (cuspAvoid*)cusp_control_registry_find(d, instance);
-  if (!a) {  // an mjData whose init never ran for this instance (a byte copy): build one
-    char err[1024];
-    a = cusp_avoid_create(m, instance, err, sizeof(err));
-    if (!a || cusp_control_registry_add(d, instance, a, cusp_avoid_free)) {
-      mju_warning("%s", a ? AVOID_NAME ": out of memory" : err);
-      return NULL;
-    }
-  }
-  d->plugin_data[instance] = (uintptr_t)a;
-  return a;
-}
-
-static int avoid_nstate(const mjModel* m, int instance) {
-  (void)m;
-  (void)instance;
-  return CUSP_AVOID_NSTATE;
-}
-
-static int avoid_init(const mjModel* m, mjData* d, int instance) {
-  char err[1024];
-  cuspAvoid* a = cusp_avoid_create(m, instance, err, sizeof(err));
-  if (!a) {
-    mju_warning("%s", err);
-    return -1;
-  }
-  if (cusp_control_registry_add(d, instance, a, cusp_avoid_free)) {
-    mju_warning(AVOID_NAME ": out of memory");
-    return -1;
-  }
-  d->plugin_data[instance] = (uintptr_t)a;
-  return 0;
-}
-
-static void avoid_destroy(mjData* d, int instance) {
-  cusp_control_registry_remove(d, instance);
-  d->plugin_data[instance] = 0;
-}
-
-static void avoid_reset(const mjModel* m, mjtNum* plugin_state, void* plugin_data,
-                        int instance) {
-  (void)m;
-  (void)plugin_data;
-  (void)instance;
-  mju_zero(plugin_state, CUSP_AVOID_NSTATE);
-}
-
 // act_dot of the servo references: the reference after this step is q + dq
-static void avoid_act_dot(const mjModel* m, mjData* d, int instance) {
-  cuspAvoid* a = get_avoid(m, d, instance);
-  if (!a) return;
+static void avoid_act_dot(void* object, const mjModel* m, mjData* d, int instance) {
+  const cuspAvoid* a = (const cuspAvoid*)object;
   mjtNum* state = d->plugin_state + m->plugin_stateadr[instance];
   mj_markStack(d);
   mjtNum* qref = mj_stackAllocNum(d, a->nact);
@@ -409,10 +360,10 @@ static void avoid_act_dot(const mjModel* m, mjData* d, int instance) {
   state[CUSP_AVOID_STATE_LAST_FAILED] = status != CUSP_LCP_SOLVED;
 }
 
-static void avoid_compute(const mjModel* m, mjData* d, int instance, int capability_bit) {
-  if (!(capability_bit & mjPLUGIN_ACTUATOR)) return;
-  cuspAvoid* a = get_avoid(m, d, instance);
-  if (!a) return;
+// the servos: force = kp (reference after the step - q) - kv qdot
+static void avoid_compute(void* object, const mjModel* m, mjData* d, int instance) {
+  (void)instance;
+  const cuspAvoid* a = (const cuspAvoid*)object;
   for (int j = 0; j < a->nact; j++) {
     int i = a->actuators[j];
     int adr = m->actuator_actadr[i];
@@ -422,40 +373,15 @@ static void avoid_compute(const mjModel* m, mjData* d, int instance, int capabil
   }
 }
 
-static void avoid_advance(const mjModel* m, mjData* d, int instance) {
-  cuspAvoid* a = get_avoid(m, d, instance);
-  mjtNum* state = d->plugin_state + m->plugin_stateadr[instance];
-  state[CUSP_AVOID_STATE_STARTED] = 1;
-  state[CUSP_AVOID_STATE_STEPS] += 1;
-  if (state[CUSP_AVOID_STATE_LAST_FAILED]) {
-    state[CUSP_AVOID_STATE_FAILURES] += 1;
-    if (a && !a->warned) {
-      a->warned = 1;
-      mju_warning(AVOID_NAME ": avoidance LCP failed at t = %g s (status %d: %s); the joints "
-                  "held their pose; counted in the failures slot, further failures of this "
-                  "instance are not reported",
-                  d->time, (int)state[CUSP_AVOID_STATE_STATUS],
-                  cusp_lcp_status_string((cuspLcpStatus)state[CUSP_AVOID_STATE_STATUS]));
-    }
-  }
+static void* avoid_create(const mjModel* m, int instance, char* err, int err_sz) {
+  return cusp_avoid_create(m, instance, err, err_sz);
 }
 
-void cusp_avoid_register(void) {
-  static const char* attributes[64];
-  int nkey = cusp_key_count(cusp_avoid_keys);
-  for (int k = 0; k < nkey; k++) attributes[k] = cusp_avoid_keys[k].key;
-  mjpPlugin plugin;
-  mjp_defaultPlugin(&plugin);
-  plugin.name = AVOID_NAME;
-  plugin.capabilityflags = mjPLUGIN_ACTUATOR;
-  plugin.nattribute = nkey;
-  plugin.attributes = attributes;
-  plugin.nstate = avoid_nstate;
-  plugin.init = avoid_init;
-  plugin.destroy = avoid_destroy;
-  plugin.reset = avoid_reset;
-  plugin.actuator_act_dot = avoid_act_dot;
-  plugin.compute = avoid_compute;
-  plugin.advance = avoid_advance;
-  mjp_registerPlugin(&plugin);
-}
+static const cuspControlPlugin avoid_plugin = {
+  AVOID_NAME, cusp_avoid_keys, CUSP_AVOID_NSTATE, avoid_create, cusp_avoid_free,
+  CUSP_AVOID_STATE_STARTED, CUSP_AVOID_STATE_STEPS, CUSP_AVOID_STATE_FAILURES,
+  CUSP_AVOID_STATE_STATUS, CUSP_AVOID_STATE_LAST_FAILED,
+  "avoidance LCP", "the joints held their pose", avoid_compute, avoid_act_dot,
+};
+
+void cusp_avoid_register(void) { cusp_control_plugin_register(&avoid_plugin); }

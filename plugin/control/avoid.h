@@ -66,7 +66,6 @@ typedef struct cuspAvoid_ {
   mjtNum regularization;  // conditioning stage 3 (Tikhonov) shift
   int solver;          // position in the `solver` choices
   int backend;         // cuspLcpBackendId of that choice
-  int warned;          // one warning per instance
 } cuspAvoid;
 
 // What one increment did (also published in the state).

@@ -9,7 +9,7 @@
 
 #include "solver/condition.h"
 #include "collide/contact.h"
-#include "control/control_registry.h"
+#include "control/control_plugin.h"
 #include "collide/detect.h"
 #include "instance.h"
 
@@ -1078,58 +1078,9 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
 
 //---------------------------------- plugin callbacks -----------------------------------------------
 
-static cuspInverse* get_inverse(const mjModel* m, mjData* d, int instance) {
-  cuspInverse* inv = (cuspInverse*)cusp_control_registry_find(d, instance);
-  if (!inv) {
-    char err[1024];
-    inv = cusp_inverse_create(m, instance, err, sizeof(err));
-    if (!inv || cusp_control_registry_add(d, instance, inv, cusp_inverse_free)) {
-      mju_warning("%s", inv ? INVERSE_NAME ": out of memory" : err);
-      return NULL;
-    }
-  }
-  d->plugin_data[instance] = (uintptr_t)inv;
-  return inv;
-}
-
-static int inverse_nstate(const mjModel* m, int instance) {
-  (void)m;
-  (void)instance;
-  return CUSP_INVERSE_NSTATE;
-}
-
-static int inverse_init(const mjModel* m, mjData* d, int instance) {
-  char err[1024];
-  cuspInverse* inv = cusp_inverse_create(m, instance, err, sizeof(err));
-  if (!inv) {
-    mju_warning("%s", err);
-    return -1;
-  }
-  if (cusp_control_registry_add(d, instance, inv, cusp_inverse_free)) {
-    mju_warning(INVERSE_NAME ": out of memory");
-    return -1;
-  }
-  d->plugin_data[instance] = (uintptr_t)inv;
-  return 0;
-}
-
-static void inverse_destroy(mjData* d, int instance) {
-  cusp_control_registry_remove(d, instance);
-  d->plugin_data[instance] = 0;
-}
-
-static void inverse_reset(const mjModel* m, mjtNum* plugin_state, void* plugin_data,
-                          int instance) {
-  (void)m;
-  (void)plugin_data;
-  (void)instance;
-  mju_zero(plugin_state, CUSP_INVERSE_NSTATE);
-}
-
-static void inverse_compute(const mjModel* m, mjData* d, int instance, int capability_bit) {
-  if (!(capability_bit & mjPLUGIN_ACTUATOR)) return;
-  cuspInverse* inv = get_inverse(m, d, instance);
-  if (!inv) return;
+// the actuator forces of this step
+static void inverse_compute(void* object, const mjModel* m, mjData* d, int instance) {
+  cuspInverse* inv = (cuspInverse*)object;
   mjtNum* state = d->plugin_state + m->plugin_stateadr[instance];
   mj_markStack(d);
   mjtNum* u = mj_stackAllocNum(d, inv->nact);
@@ -1140,38 +1091,15 @@ static void inverse_compute(const mjModel* m, mjData* d, int instance, int capab
   mj_freeStack(d);
 }
 
-static void inverse_advance(const mjModel* m, mjData* d, int instance) {
-  cuspInverse* inv = get_inverse(m, d, instance);
-  mjtNum* state = d->plugin_state + m->plugin_stateadr[instance];
-  state[CUSP_INVERSE_STATE_STEPS] += 1;
-  if (state[CUSP_INVERSE_STATE_LAST_FAILED]) {
-    state[CUSP_INVERSE_STATE_FAILURES] += 1;
-    if (inv && !inv->warned) {
-      inv->warned = 1;
-      mju_warning(INVERSE_NAME ": control LCP failed at t = %g s (status %d: %s); the actuators "
-                  "held zero force; counted in the failures slot, further failures of this "
-                  "instance are not reported",
-                  d->time, (int)state[CUSP_INVERSE_STATE_STATUS],
-                  cusp_lcp_status_string((cuspLcpStatus)state[CUSP_INVERSE_STATE_STATUS]));
-    }
-  }
+static void* inverse_create(const mjModel* m, int instance, char* err, int err_sz) {
+  return cusp_inverse_create(m, instance, err, err_sz);
 }
 
-void cusp_inverse_register(void) {
-  static const char* attributes[64];
-  int nkey = cusp_key_count(cusp_inverse_keys);
-  for (int k = 0; k < nkey; k++) attributes[k] = cusp_inverse_keys[k].key;
-  mjpPlugin plugin;
-  mjp_defaultPlugin(&plugin);
-  plugin.name = INVERSE_NAME;
-  plugin.capabilityflags = mjPLUGIN_ACTUATOR;
-  plugin.nattribute = nkey;
-  plugin.attributes = attributes;
-  plugin.nstate = inverse_nstate;
-  plugin.init = inverse_init;
-  plugin.destroy = inverse_destroy;
-  plugin.reset = inverse_reset;
-  plugin.compute = inverse_compute;
-  plugin.advance = inverse_advance;
-  mjp_registerPlugin(&plugin);
-}
+static const cuspControlPlugin inverse_plugin = {
+  INVERSE_NAME, cusp_inverse_keys, CUSP_INVERSE_NSTATE, inverse_create, cusp_inverse_free,
+  -1, CUSP_INVERSE_STATE_STEPS, CUSP_INVERSE_STATE_FAILURES, CUSP_INVERSE_STATE_STATUS,
+  CUSP_INVERSE_STATE_LAST_FAILED,
+  "control LCP", "the actuators held zero force", inverse_compute, NULL,
+};
+
+void cusp_inverse_register(void) { cusp_control_plugin_register(&inverse_plugin); }

@@ -82,7 +82,6 @@ typedef struct cuspInverse_ {
   int ndof;
   int* dofs;           // (ndof) ascending: every dof of the modelled trees
   cuspDynamics dyn;    // equality-condensed dynamics of those dofs (buffers sized at init)
-  int warned;
 } cuspInverse;
 
 extern const cuspKey cusp_inverse_keys[];
