@@ -27,8 +27,6 @@ struct Probe {
 };
 
 int g_live = 0;  // Probe objects alive
-std::vector<std::string> g_warnings;
-void Capture(const char* msg) { g_warnings.push_back(msg); }
 
 const cuspKey kProbeKeys[] = {
   {"force", CUSP_KEY_REAL, "2", -10, 10, nullptr, "N", "actuator force", 0,
@@ -78,17 +76,12 @@ std::string Scene(const char* fail) {
 </mujoco>)";
 }
 
-class ControlPlugin : public ::testing::Test {
+class ControlPlugin : public cusp_test::SceneTest {
  protected:
   static void SetUpTestSuite() {
-    mj_loadPluginLibrary(CUSP_PLUGIN_PATH);
+    SceneTest::SetUpTestSuite();
     cusp_control_plugin_register(&kProbe);
   }
-  void SetUp() override {
-    g_warnings.clear();
-    mju_user_warning = Capture;
-  }
-  void TearDown() override { mju_user_warning = nullptr; }
 };
 
 TEST_F(ControlPlugin, DeclaresItsKeysAndOwnsOneObjectPerData) {
@@ -116,7 +109,7 @@ TEST_F(ControlPlugin, DeclaresItsKeysAndOwnsOneObjectPerData) {
   EXPECT_EQ(state[SLOT_STEPS], 5);
   EXPECT_EQ(state[SLOT_FAILURES], 0);
   EXPECT_EQ(d->actuator_force[0], 2);
-  EXPECT_TRUE(g_warnings.empty());
+  EXPECT_TRUE(Warnings().empty());
 
   // a byte copy of mjData (no init ran for it) gets an object of its own at its first callback
   mjData* copy = mj_makeData(m);
@@ -145,29 +138,26 @@ TEST_F(ControlPlugin, FailedStepsAreCountedAndWarnOncePerObject) {
   for (int i = 0; i < 4; i++) mj_step(m, d);
   EXPECT_EQ(d->plugin_state[SLOT_STEPS], 4);
   EXPECT_EQ(d->plugin_state[SLOT_FAILURES], 4);
-  ASSERT_EQ(g_warnings.size(), 1u);
-  EXPECT_NE(g_warnings[0].find("test.probe: probe LCP failed at t = "),
-            std::string::npos) << g_warnings[0];
-  EXPECT_NE(g_warnings[0].find("); nothing held; counted in the failures slot, further failures "
+  ASSERT_EQ(Warnings().size(), 1u);
+  EXPECT_NE(Warnings()[0].find("test.probe: probe LCP failed at t = "),
+            std::string::npos) << Warnings()[0];
+  EXPECT_NE(Warnings()[0].find("); nothing held; counted in the failures slot, further failures "
                                "of this instance are not reported"),
-            std::string::npos) << g_warnings[0];
+            std::string::npos) << Warnings()[0];
   mjData* other = mj_makeData(m);  // another object: its own one warning
   mj_step(m, other);
   mj_step(m, other);
-  EXPECT_EQ(g_warnings.size(), 2u);
+  EXPECT_EQ(Warnings().size(), 2u);
   mj_deleteData(other);
   mj_deleteData(d);
   mj_deleteModel(m);
 }
 
 TEST_F(ControlPlugin, BadValueFailsTheLoadWithTheKeysMessage) {
-  std::string err;
-  std::string xml = Scene("maybe");
-  mjModel* m = cusp_test::CompileXml(xml, &err);
+  mjModel* m = Compile(Scene("maybe"));
   EXPECT_EQ(m, nullptr);
   if (m) mj_deleteModel(m);
-  std::string all = err;
-  for (const std::string& w : g_warnings) all += "\n" + w;
+  std::string all = error_ + "\n" + WarningText();
   EXPECT_NE(all.find("test.probe: config key 'fail' has value 'maybe': expected true or false; "
                      "write one of them"),
             std::string::npos) << all;
