@@ -140,14 +140,8 @@ TEST_F(PluginLoad, DeterministicTrajectory) {
 
 TEST_F(PluginLoad, ConfigTableIsDocumented) {
   // every key appears in mjcf/README.md with its default
-  std::string path = std::string(CUSP_SOURCE_DIR) + "/mjcf/README.md";
-  FILE* f = std::fopen(path.c_str(), "r");
-  ASSERT_NE(f, nullptr);
-  std::string text;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, n);
-  std::fclose(f);
+  std::string text = cusp_test::SourceText("mjcf/README.md");
+  ASSERT_FALSE(text.empty());
   for (const cuspKey* k = cusp_config_keys; k->key; k++) {
     std::string row = std::string("| `") + k->key + "` |";
     size_t at = text.find(row);

@@ -4,6 +4,7 @@
 #define CUSP_TESTS_SCENE_TEST_UTIL_H_
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,18 @@ inline mjModel* CompileXml(const std::string& xml, std::string* err, bool stock 
   if (!m) *err = mjs_getError(spec);
   mj_deleteSpec(spec);
   return m;
+}
+
+// The text of a file of the source tree (path from the repository root); "" if it cannot be read.
+inline std::string SourceText(const std::string& path) {
+  std::string text;
+  FILE* f = std::fopen((std::string(CUSP_SOURCE_DIR) + "/" + path).c_str(), "r");
+  if (!f) return text;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, n);
+  std::fclose(f);
+  return text;
 }
 
 // A test with the plugin library loaded, MuJoCo's warnings captured, cusp.contact's process-wide
