@@ -60,7 +60,7 @@ int cusp_fuzz_config(const uint8_t* data, size_t size) {
   int slot = -1;
   if (!mjp_getPlugin("cusp.contact", &slot)) abort();  // libcusp.so not loaded: a harness bug
   mju_user_warning = quiet_warning;
-  int nkey = cusp_config_nkey();
+  int nkey = cusp_key_count(cusp_config_keys);
   char* xml = NULL;
   size_t len = 0, cap = 0;
   append(&xml, &len, &cap, kHead, strlen(kHead));

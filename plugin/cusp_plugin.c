@@ -159,7 +159,7 @@ mjPLUGIN_LIB_INIT(cusp) {
   }
   cusp_blas_single_thread();  // small matrices: BLAS threads only cost (see lapack_shim.h)
   static const char* attributes[128];
-  int nkey = cusp_config_nkey();
+  int nkey = cusp_key_count(cusp_config_keys);
   for (int i = 0; i < nkey; i++) attributes[i] = cusp_config_keys[i].key;
 
   mjpPlugin plugin;

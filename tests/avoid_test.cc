@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 
+#include "scene_test_util.h"
+
 extern "C" {
 #include "control/avoid.h"
 #include "control/control_registry.h"
@@ -158,18 +160,12 @@ TEST_F(AvoidStep, IncrementKeepsEveryRow) {
 
 // the key tables in mjcf/README.md are the ones the plugins parse (unit, default, range, meaning)
 TEST(ControlConfig, KeyTablesAreDocumentedVerbatim) {
-  std::string path = std::string(CUSP_SOURCE_DIR) + "/mjcf/README.md";
-  FILE* f = std::fopen(path.c_str(), "r");
-  ASSERT_NE(f, nullptr);
-  std::string text;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, n);
-  std::fclose(f);
+  std::string text = cusp_test::SourceText("mjcf/README.md");
+  ASSERT_FALSE(text.empty());
   static char table[16384];
-  const cuspControlKey* tables[2] = {cusp_avoid_keys, cusp_inverse_keys};
-  for (const cuspControlKey* keys : tables) {
-    int len = cusp_control_markdown(table, sizeof(table), keys);
+  const cuspKey* tables[2] = {cusp_avoid_keys, cusp_inverse_keys};
+  for (const cuspKey* keys : tables) {
+    int len = cusp_keys_markdown(table, sizeof(table), keys);
     ASSERT_LT(len, (int)sizeof(table));
     EXPECT_NE(text.find(table), std::string::npos)
         << "mjcf/README.md lacks the current key table:\n" << table;

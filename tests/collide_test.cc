@@ -21,13 +21,8 @@ extern "C" {
 
 namespace {
 
-class Collide : public ::testing::Test {
+class Collide : public cusp_test::SceneTest {
  protected:
-  static void SetUpTestSuite() { mj_loadPluginLibrary(CUSP_PLUGIN_PATH); }
-  void TearDown() override {
-    if (d_) mj_deleteData(d_);
-    if (m_) mj_deleteModel(m_);
-  }
   void Load(const std::string& worldbody, const std::string& config = "",
             const std::string& asset = "") {
     std::string xml = R"(<mujoco><option gravity="0 0 0" timestep="1e-3"/>)";
@@ -36,10 +31,7 @@ class Collide : public ::testing::Test {
              "</instance></plugin></extension>";
     }
     xml += "<asset>" + asset + "</asset><worldbody>" + worldbody + "</worldbody></mujoco>";
-    std::string err;
-    m_ = cusp_test::CompileXml(xml, &err);
-    ASSERT_NE(m_, nullptr) << err;
-    d_ = mj_makeData(m_);
+    SceneTest::Load(xml);
     mj_kinematics(m_, d_);
     mj_comPos(m_, d_);
   }
@@ -50,8 +42,6 @@ class Collide : public ::testing::Test {
     c.resize(n);
     return c;
   }
-  mjModel* m_ = nullptr;
-  mjData* d_ = nullptr;
 };
 
 const char* kDisk = R"(<geom name="disk" type="cylinder" size="0.05 0.01"/>)";
@@ -124,9 +114,7 @@ TEST_F(Collide, DiskFlatOnAnotherDisksFaceRestsOnItsRimPoints) {
       EXPECT_NEAR(k.frame[8], 1.0, 1e-9);  // normal +z, from the lower disk to the upper one
       EXPECT_LE(std::hypot(k.pos[0], k.pos[1]), 0.05 * (1 + 1e-9));  // on the lower face
     }
-    TearDown();
-    m_ = nullptr;
-    d_ = nullptr;
+    Unload();
   }
 }
 
@@ -142,9 +130,7 @@ TEST_F(Collide, ConvexPairsAgreeWithMujocosDistance) {
   };
   const char* asset = R"(<mesh name="tet" vertex="0 0 0  0.04 0 0  0 0.04 0  0 0 0.04"/>)";
   for (const char* other : others) {
-    TearDown();
-    m_ = nullptr;
-    d_ = nullptr;
+    Unload();
     Load(std::string(R"(<body pos="0 0 0" euler="5 10 0">)") + kDisk + "</body>" + other, "",
          asset);
     // move the other geom along the shortest segment until it is 3 mm from the disk (within the

@@ -11,6 +11,8 @@
 #include <string>
 #include <utility>
 
+#include "scene_test_util.h"
+
 extern "C" {
 #include "cli/sim_loop.h"
 #include "config/config.h"
@@ -19,53 +21,21 @@ extern "C" {
 
 namespace {
 
-std::string g_warnings;
-void capture_warning(const char* msg) {
-  g_warnings += msg;
-  g_warnings += "\n";
-}
-
-class ConfigRefusal : public ::testing::Test {
+class ConfigRefusal : public cusp_test::SceneTest {
  protected:
-  static void SetUpTestSuite() { mj_loadPluginLibrary(CUSP_PLUGIN_PATH); }
-  void SetUp() override {
-    g_warnings.clear();
-    mju_user_warning = capture_warning;
-    cusp_config_override_clear();
-  }
-  void TearDown() override {
-    mju_user_warning = nullptr;
-    cusp_config_override_clear();
-  }
-  // compiles; on failure returns nullptr and keeps MuJoCo's error and the plugin's warnings
-  mjModel* Compile(const std::string& xml) {
-    char err[4096] = "";
-    error_.clear();
-    g_warnings.clear();
-    mjSpec* spec = mj_parseXMLString(xml.c_str(), nullptr, err, sizeof(err));
-    if (!spec) {
-      error_ = err;
-      return nullptr;
-    }
-    mjModel* m = mj_compile(spec, nullptr);
-    if (!m) error_ = mjs_getError(spec);
-    mj_deleteSpec(spec);
-    return m;
-  }
   // the scene must be refused with a message holding every one of `parts`, on one line
   void ExpectRefused(const std::string& xml, std::initializer_list<std::string> parts) {
     mjModel* m = Compile(xml);
     EXPECT_EQ(m, nullptr) << xml;
     if (m) mj_deleteModel(m);
     // the plugin's own line (MuJoCo 4 appends the warnings of a failed compile to its error)
-    std::string all = error_ + "\n" + g_warnings;
+    std::string all = error_ + "\n" + WarningText();
     size_t at = all.find("cusp.contact:");
     ASSERT_NE(at, std::string::npos) << all;
     std::string line = all.substr(at, all.find('\n', at) - at);
     for (const std::string& p : parts)
       EXPECT_NE(line.find(p), std::string::npos) << p << " in " << line;
   }
-  std::string error_;
 };
 
 // A scene with a heightfield terrain, a static box, a disk carrier (disk 'disk' and a rod 'rod' on
@@ -111,14 +81,14 @@ TEST_F(ConfigRefusal, SupportedScenesLoad) {
         // the carrier's rod: not for its own disk, but an obstacle the registered block touches
         std::string(kDisk) + kBody + R"(<config key="environment" value="floor rod"/>)"}) {
     mjModel* m = Compile(Scene(config));
-    EXPECT_NE(m, nullptr) << config << ": " << error_ << g_warnings;
+    EXPECT_NE(m, nullptr) << config << ": " << error_ << WarningText();
     if (m) mj_deleteModel(m);
   }
   // an empty environment is fine when the heightfield is nothing cusp would touch (a visual geom
   // is never an obstacle)
   for (const char* config : {kDisk, kBody}) {
     mjModel* m = Compile(Scene(config, R"(contype="0" conaffinity="0")"));
-    EXPECT_NE(m, nullptr) << config << ": " << error_ << g_warnings;
+    EXPECT_NE(m, nullptr) << config << ": " << error_ << WarningText();
     if (m) mj_deleteModel(m);
   }
 }
@@ -180,7 +150,7 @@ std::string JointScene(const std::string& bodies) {
 
 TEST_F(ConfigRefusal, BodiesMovedByTheirOwnJointsLoad) {
   mjModel* m = Compile(JointScene("free planar door drawer knob"));
-  ASSERT_NE(m, nullptr) << error_ << g_warnings;
+  ASSERT_NE(m, nullptr) << error_ << WarningText();
   mjData* d = mj_makeData(m);
   ASSERT_NE(d, nullptr);
   const cuspInstance* inst = cusp_instance_find(d, 0);
@@ -302,7 +272,7 @@ TEST_F(ConfigRefusal, AdjacentDisksOfAConstantCurvatureSection) {
   for (const auto& [neighbours, tie] : {std::pair<std::string, std::string>{"1", kTie},
                                         {"-1", kTie}, {"0", ""}}) {
     mjModel* m = Compile(Arm(neighbours, tie));
-    EXPECT_NE(m, nullptr) << neighbours << " " << tie << ": " << error_ << g_warnings;
+    EXPECT_NE(m, nullptr) << neighbours << " " << tie << ": " << error_ << WarningText();
     if (m) mj_deleteModel(m);
   }
 }
@@ -332,7 +302,7 @@ TEST_F(ConfigRefusal, LimitSurfaceOfAnyLength) {
                           R"(<config key="limit_surface" value=")" +
                           pad + R"(block:0.5,0.25,0.03"/>)");
   mjModel* m = Compile(xml);
-  ASSERT_NE(m, nullptr) << error_ << g_warnings;
+  ASSERT_NE(m, nullptr) << error_ << WarningText();
   mjData* d = mj_makeData(m);
   ASSERT_NE(d, nullptr);
   const cuspInstance* inst = cusp_instance_find(d, 0);
@@ -390,7 +360,7 @@ TEST_F(ConfigRefusal, UnknownOverrideKeyNamesTheValidKeys) {
   char err[2048];
   EXPECT_EQ(cusp_config_override_set("frictoin", "0.5", err, sizeof(err)), -1);
   std::string expect = "cusp.contact: unknown config key 'frictoin'; valid keys: ";
-  for (int i = 0; i < cusp_config_nkey(); i++) {
+  for (int i = 0; i < cusp_key_count(cusp_config_keys); i++) {
     expect += std::string(i ? ", " : "") + cusp_config_keys[i].key;
   }
   EXPECT_EQ(std::string(err), expect);

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 
+#include "scene_test_util.h"
+
 extern "C" {
 #include "instance.h"
 #include "publish/visualize.h"
@@ -50,12 +52,9 @@ mjModel* Load(const std::string& xml) {
     mj_loadPluginLibrary(CUSP_PLUGIN_PATH);
     loaded = true;
   }
-  char err[1024] = "";
-  mjSpec* spec = mj_parseXMLString(xml.c_str(), nullptr, err, sizeof(err));
-  EXPECT_NE(spec, nullptr) << err;
-  mjModel* m = mj_compile(spec, nullptr);
-  EXPECT_NE(m, nullptr) << mjs_getError(spec);
-  mj_deleteSpec(spec);
+  std::string err;
+  mjModel* m = cusp_test::CompileXml(xml, &err);
+  EXPECT_NE(m, nullptr) << err;
   return m;
 }
 

@@ -64,23 +64,12 @@ std::string Chain(double h, const std::string& damping, double act_damping) {
   return xml;
 }
 
-class Dynamics : public ::testing::Test {
+class Dynamics : public cusp_test::SceneTest {
  protected:
-  static void SetUpTestSuite() { mj_loadPluginLibrary(CUSP_PLUGIN_PATH); }
-  void TearDown() override {
-    if (d_) mj_deleteData(d_);
-    if (m_) mj_deleteModel(m_);
-  }
   void Load(const std::string& xml, bool stock = false) {
-    char err[1024] = "";
-    mjSpec* spec = mj_parseXMLString(xml.c_str(), nullptr, err, sizeof(err));
-    ASSERT_NE(spec, nullptr) << err;
-    if (stock) {
-      ASSERT_GE(cusp_stock_twin(spec, err, sizeof(err)), 0) << err;
-    }
-    m_ = mj_compile(spec, nullptr);
-    ASSERT_NE(m_, nullptr) << mjs_getError(spec);
-    mj_deleteSpec(spec);
+    std::string err;
+    m_ = cusp_test::CompileXml(xml, &err, stock);
+    ASSERT_NE(m_, nullptr) << err;
     d_ = mj_makeData(m_);
   }
   // the island Meff of all dofs after one step from qvel v0
@@ -97,8 +86,6 @@ class Dynamics : public ::testing::Test {
     return meff;
   }
   mjtNum Mdiag(int i) const { return d_->M[m_->M_rowadr[i] + m_->M_rownnz[i] - 1]; }
-  mjModel* m_ = nullptr;
-  mjData* d_ = nullptr;
 };
 
 // Plain linear dof damping: M + h diag(damping), exactly.

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "scene_test_util.h"
+
 extern "C" {
 #include "cli/sim_loop.h"
 #include "instance.h"
@@ -17,9 +19,6 @@ extern "C" {
 }
 
 namespace {
-
-std::vector<std::string> g_warnings;
-void capture_warning(const char* msg) { g_warnings.push_back(msg); }
 
 // a box dropped 1 mm onto a plane: in contact from the first steps on
 std::string Scene(bool failing) {
@@ -43,29 +42,13 @@ std::string Scene(bool failing) {
 </mujoco>)";
 }
 
-class FailureSummary : public ::testing::Test {
+class FailureSummary : public cusp_test::SceneTest {
  protected:
-  static void SetUpTestSuite() { mj_loadPluginLibrary(CUSP_PLUGIN_PATH); }
-  void SetUp() override {
-    g_warnings.clear();
-    mju_user_warning = capture_warning;
-  }
-  void TearDown() override { mju_user_warning = nullptr; }
   mjModel* Compile(bool failing) {
-    char err[1024] = "";
-    mjSpec* spec = mj_parseXMLString(Scene(failing).c_str(), nullptr, err, sizeof(err));
-    EXPECT_NE(spec, nullptr) << err;
-    if (!spec) return nullptr;
-    mjModel* m = mj_compile(spec, nullptr);
-    EXPECT_NE(m, nullptr) << mjs_getError(spec);
-    mj_deleteSpec(spec);
+    std::string err;
+    mjModel* m = cusp_test::CompileXml(Scene(failing), &err);
+    EXPECT_NE(m, nullptr) << err;
     return m;
-  }
-  // warnings holding `part`
-  static int Count(const std::string& part) {
-    int n = 0;
-    for (const std::string& w : g_warnings) n += w.find(part) != std::string::npos;
-    return n;
   }
 };
 
@@ -78,14 +61,14 @@ TEST_F(FailureSummary, FreedDataWarnsOnceWithCountFirstAndWorst) {
   const mjtNum* s = d->plugin_state + m->plugin_stateadr[0];
   const double failures = s[CUSP_STATE_SOLVER_FAILURES];
   ASSERT_GT(failures, 0) << "no solve failed: the test would show nothing";
-  EXPECT_EQ(Count("contact solve failed at t = "), 1);  // the first one, when it happened
-  EXPECT_EQ(Count("failed contact solve"), 0);          // no summary before the end
+  EXPECT_EQ(WarningsWith("contact solve failed at t = "), 1);  // the first one, when it happened
+  EXPECT_EQ(WarningsWith("failed contact solve"), 0);          // no summary before the end
   mj_deleteData(d);
-  ASSERT_EQ(Count("failed contact solve"), 1);
+  ASSERT_EQ(WarningsWith("failed contact solve"), 1);
   char first[64];
   std::snprintf(first, sizeof(first), "%.0f failed contact solves in %d steps", failures, nstep);
   std::string summary;
-  for (const std::string& w : g_warnings) {
+  for (const std::string& w : Warnings()) {
     if (w.find("failed contact solve") != std::string::npos) summary = w;
   }
   EXPECT_EQ(summary.find(std::string("cusp.contact: ") + first + " (solver_failures); the first "
@@ -119,7 +102,7 @@ TEST_F(FailureSummary, RunReportsThemAndTheFreedDataSaysNothingMore) {
   EXPECT_NE(std::string(json).find("\"worst_failure_status\": \"max_iter\""), std::string::npos)
       << json;
   mj_deleteData(d);
-  EXPECT_EQ(Count("failed contact solve"), 0);  // reported by the run: not again
+  EXPECT_EQ(WarningsWith("failed contact solve"), 0);  // reported by the run: not again
   mj_deleteModel(m);
 }
 
@@ -130,7 +113,7 @@ TEST_F(FailureSummary, NoFailureNoSummary) {
   for (int i = 0; i < 200; i++) mj_step(m, d);
   EXPECT_EQ(d->plugin_state[m->plugin_stateadr[0] + CUSP_STATE_SOLVER_FAILURES], 0);
   mj_deleteData(d);
-  EXPECT_TRUE(g_warnings.empty()) << g_warnings[0];
+  EXPECT_TRUE(Warnings().empty()) << Warnings()[0];
   // a run without failures: an empty summary line
   cusp_sim_prepare_model(m, 0);
   d = mj_makeData(m);

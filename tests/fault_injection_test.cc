@@ -21,15 +21,6 @@ extern "C" {
 
 namespace {
 
-std::vector<std::string> g_warnings;
-void Capture(const char* msg) { g_warnings.push_back(msg); }
-
-int CuspWarnings() {
-  int n = 0;
-  for (const std::string& w : g_warnings) n += w.find("cusp.contact") != std::string::npos;
-  return n;
-}
-
 // A 1 kg puck (disk radius 0.05 m, half-thickness 0.01 m) on a plane, a motor pushing it along
 // x, and a 0.5 kg box the disk can hit (environment: floor and box).
 std::string Puck(double h, double z, const std::string& extra_config = "",
@@ -59,44 +50,13 @@ std::string Puck(double h, double z, const std::string& extra_config = "",
   return xml;
 }
 
-class Fault : public ::testing::Test {
+class Fault : public cusp_test::SceneTest {
  protected:
-  static void SetUpTestSuite() { mj_loadPluginLibrary(CUSP_PLUGIN_PATH); }
-  void SetUp() override {
-    g_warnings.clear();
-    mju_user_warning = Capture;
-  }
-  void TearDown() override {
-    mju_user_warning = nullptr;
-    Unload();
-  }
-  // frees the model and data of the case just run (a test looping over cases starts clean)
-  void Unload() {
-    if (d_) mj_deleteData(d_);
-    if (m_) mj_deleteModel(m_);
-    d_ = nullptr;
-    m_ = nullptr;
-  }
-  void Load(const std::string& xml) {
-    std::string err;
-    m_ = cusp_test::CompileXml(xml, &err);
-    ASSERT_NE(m_, nullptr) << err;
-    d_ = mj_makeData(m_);
-    ASSERT_NE(d_, nullptr);
-  }
-  void LoadFile(const char* file) {
-    std::string path = std::string(CUSP_SOURCE_DIR) + "/mjcf/" + file;
-    char err[1024] = "";
-    m_ = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
-    ASSERT_NE(m_, nullptr) << err;
-    d_ = mj_makeData(m_);
-  }
-  const mjtNum* State() const { return d_->plugin_state + m_->plugin_stateadr[0]; }
+  static int CuspWarnings() { return WarningsWith("cusp.contact"); }
+  // qpos, qvel and the plugin state finite
   bool Finite() const {
-    for (int i = 0; i < m_->nq; i++) if (!std::isfinite(d_->qpos[i])) return false;
-    for (int i = 0; i < m_->nv; i++) if (!std::isfinite(d_->qvel[i])) return false;
     for (int i = 0; i < m_->npluginstate; i++) if (!std::isfinite(d_->plugin_state[i])) return false;
-    return true;
+    return SceneTest::Finite();
   }
   mjtNum Energy() const { return d_->energy[0] + d_->energy[1]; }
   // steps n times; returns the largest total energy seen (J) and, if asked, the largest upward
@@ -110,8 +70,6 @@ class Fault : public ::testing::Test {
     }
     return emax;
   }
-  mjModel* m_ = nullptr;
-  mjData* d_ = nullptr;
 };
 
 const double kRest = 0.01;  // puck centre height resting flat on the floor, m
@@ -192,7 +150,7 @@ TEST_F(Fault, BadRegisteredGeomSizeIsRefusedWithOneWarning) {
       EXPECT_GE(State()[CUSP_STATE_SOLVER_FAILURES], 1);
     }
     ASSERT_EQ(CuspWarnings(), 1);
-    for (const std::string& w : g_warnings) {
+    for (const std::string& w : Warnings()) {
       if (w.find("cusp.contact") == std::string::npos) continue;
       EXPECT_NE(w.find(std::string("'") + c.geom + "'"), std::string::npos) << w;
     }
@@ -208,7 +166,7 @@ TEST_F(Fault, BadRegisteredGeomSizeIsRefusedWithOneWarning) {
     EXPECT_TRUE(Finite());
     EXPECT_EQ(CuspWarnings(), 1);  // one warning per instance
     Unload();
-    g_warnings.clear();
+    Warnings().clear();
   }
 }
 
@@ -329,14 +287,9 @@ TEST_F(Fault, CoincidentDisksEveryConditioningCombination) {
 TEST_F(Fault, ZeroSizeDiskFromMjcf) {
   std::string xml = Puck(1e-3, kRest);
   xml.replace(xml.find("size=\"0.05 0.01\""), 16, "size=\"0 0\"");
-  char err[1024] = "";
-  mjSpec* spec = mj_parseXMLString(xml.c_str(), nullptr, err, sizeof(err));
-  ASSERT_NE(spec, nullptr) << err;
-  m_ = mj_compile(spec, nullptr);
-  std::string error = m_ ? "" : mjs_getError(spec);
-  mj_deleteSpec(spec);
+  m_ = Compile(xml);
   if (!m_) {
-    EXPECT_FALSE(error.empty());
+    EXPECT_FALSE(error_.empty());
     return;
   }
   d_ = mj_makeData(m_);
@@ -376,7 +329,7 @@ TEST_F(Fault, EveryBackendForcedToFail) {
     std::printf("%s forced to fail: %g failures in %g steps, z = %.5f m\n", solver,
                 State()[CUSP_STATE_SOLVER_FAILURES], State()[CUSP_STATE_STEPS], d_->qpos[2]);
     Unload();
-    g_warnings.clear();
+    Warnings().clear();
   }
 }
 

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "scene_test_util.h"
+
 extern "C" {
 #include "instance.h"
 }
@@ -48,12 +50,9 @@ class Instance : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { mj_loadPluginLibrary(CUSP_PLUGIN_PATH); }
   void SetUp() override {
-    char err[1024] = "";
-    mjSpec* spec = mj_parseXMLString(kXml, nullptr, err, sizeof(err));
-    ASSERT_NE(spec, nullptr) << err;
-    m_ = mj_compile(spec, nullptr);
-    ASSERT_NE(m_, nullptr) << mjs_getError(spec);
-    mj_deleteSpec(spec);
+    std::string err;
+    m_ = cusp_test::CompileXml(kXml, &err);
+    ASSERT_NE(m_, nullptr) << err;
     base_ = cusp_instance_count();
     d_ = mj_makeData(m_);
     ASSERT_NE(d_, nullptr);

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 
+#include "scene_test_util.h"
+
 extern "C" {
 #include "config/config.h"
 #include "instance.h"
@@ -14,34 +16,7 @@ extern "C" {
 
 namespace {
 
-std::string g_warnings;
-void capture_warning(const char* msg) { g_warnings += msg; g_warnings += "\n"; }
-
-class PluginLoad : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { mj_loadPluginLibrary(CUSP_PLUGIN_PATH); }
-  void SetUp() override {
-    g_warnings.clear();
-    mju_user_warning = capture_warning;
-    cusp_config_override_clear();
-  }
-  void TearDown() override { mju_user_warning = nullptr; }
-
-  // compile an XML string; on failure return nullptr and keep the error
-  mjModel* Compile(const std::string& xml) {
-    char err[2048] = "";
-    mjSpec* spec = mj_parseXMLString(xml.c_str(), nullptr, err, sizeof(err));
-    if (!spec) {
-      error_ = err;
-      return nullptr;
-    }
-    mjModel* m = mj_compile(spec, nullptr);
-    if (!m) error_ = mjs_getError(spec);
-    mj_deleteSpec(spec);
-    return m;
-  }
-  std::string error_;
-};
+class PluginLoad : public cusp_test::SceneTest {};
 
 std::string Scene(const std::string& config, const std::string& disk_flags = "contype=\"0\" conaffinity=\"0\"") {
   return "<mujoco><extension><plugin plugin=\"cusp.contact\"><instance name=\"c\">" + config +
@@ -55,7 +30,7 @@ TEST_F(PluginLoad, RegistersCuspContact) {
   const mjpPlugin* p = mjp_getPlugin("cusp.contact", &slot);
   ASSERT_NE(p, nullptr);
   EXPECT_GE(slot, 0);
-  EXPECT_EQ(p->nattribute, cusp_config_nkey());
+  EXPECT_EQ(p->nattribute, cusp_key_count(cusp_config_keys));
   ASSERT_NE(p->advance, nullptr);
 }
 
@@ -96,12 +71,10 @@ TEST_F(PluginLoad, BadConfigFailsNamingKeyAndValue) {
       {"<config key=\"friction\" value=\"-0.5\"/>", "'friction'", "-0.5"},
   };
   for (const BadCase& c : cases) {
-    g_warnings.clear();
-    error_.clear();
     mjModel* m = Compile(Scene(c.config));
     EXPECT_EQ(m, nullptr) << c.config;
     if (m) mj_deleteModel(m);
-    std::string all = error_ + g_warnings;
+    std::string all = error_ + WarningText();
     EXPECT_NE(all.find(c.expect1), std::string::npos) << c.config << " -> " << all;
     EXPECT_NE(all.find(c.expect2), std::string::npos) << c.config << " -> " << all;
   }
@@ -110,7 +83,7 @@ TEST_F(PluginLoad, BadConfigFailsNamingKeyAndValue) {
 TEST_F(PluginLoad, RefusesRegisteredGeomThatMuJoCoAlsoCollides) {
   mjModel* m = Compile(Scene("<config key=\"disks\" value=\"d\"/>", ""));
   EXPECT_EQ(m, nullptr);
-  std::string all = error_ + g_warnings;
+  std::string all = error_ + WarningText();
   EXPECT_NE(all.find("contype=1"), std::string::npos) << all;
   EXPECT_NE(all.find("'disks'"), std::string::npos) << all;
 }
@@ -119,7 +92,7 @@ TEST_F(PluginLoad, RefusesNonCylinderDisk) {
   std::string xml = Scene("<config key=\"disks\" value=\"floor\"/>");
   mjModel* m = Compile(xml);
   EXPECT_EQ(m, nullptr);
-  EXPECT_NE((error_ + g_warnings).find("not a cylinder"), std::string::npos);
+  EXPECT_NE((error_ + WarningText()).find("not a cylinder"), std::string::npos);
 }
 
 TEST_F(PluginLoad, OverrideIsValidatedLikeMjcf) {
@@ -129,7 +102,7 @@ TEST_F(PluginLoad, OverrideIsValidatedLikeMjcf) {
   ASSERT_EQ(cusp_config_override_set("margin", "-3", err, sizeof(err)), 0);
   mjModel* m = Compile(Scene("<config key=\"disks\" value=\"d\"/>"));
   EXPECT_EQ(m, nullptr);
-  EXPECT_NE((error_ + g_warnings).find("'-3'"), std::string::npos);
+  EXPECT_NE((error_ + WarningText()).find("'-3'"), std::string::npos);
   cusp_config_override_clear();
 }
 
@@ -167,15 +140,9 @@ TEST_F(PluginLoad, DeterministicTrajectory) {
 
 TEST_F(PluginLoad, ConfigTableIsDocumented) {
   // every key appears in mjcf/README.md with its default
-  std::string path = std::string(CUSP_SOURCE_DIR) + "/mjcf/README.md";
-  FILE* f = std::fopen(path.c_str(), "r");
-  ASSERT_NE(f, nullptr);
-  std::string text;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, n);
-  std::fclose(f);
-  for (const cuspConfigKey* k = cusp_config_keys; k->key; k++) {
+  std::string text = cusp_test::SourceText("mjcf/README.md");
+  ASSERT_FALSE(text.empty());
+  for (const cuspKey* k = cusp_config_keys; k->key; k++) {
     std::string row = std::string("| `") + k->key + "` |";
     size_t at = text.find(row);
     ASSERT_NE(at, std::string::npos) << k->key << " missing from mjcf/README.md";

@@ -22,26 +22,11 @@ namespace {
 
 const double kG = 9.81;
 
-class SceneRegression : public ::testing::Test {
+class SceneRegression : public cusp_test::SceneTest {
  protected:
-  static void SetUpTestSuite() { mj_loadPluginLibrary(CUSP_PLUGIN_PATH); }
-  void TearDown() override {
-    if (d_) mj_deleteData(d_);
-    if (m_) mj_deleteModel(m_);
-  }
   void Load(const std::string& xml) {
-    std::string err;
-    m_ = cusp_test::CompileXml(xml, &err);
-    ASSERT_NE(m_, nullptr) << err;
-    d_ = mj_makeData(m_);
-    ASSERT_NE(d_, nullptr);
+    SceneTest::Load(xml);
     mj_forward(m_, d_);
-  }
-  const mjtNum* State() const { return d_->plugin_state + m_->plugin_stateadr[0]; }
-  bool Finite() const {
-    for (int i = 0; i < m_->nq; i++) if (!std::isfinite(d_->qpos[i])) return false;
-    for (int i = 0; i < m_->nv; i++) if (!std::isfinite(d_->qvel[i])) return false;
-    return true;
   }
   mjtNum Energy() const { return d_->energy[0] + d_->energy[1]; }
   // Steps n times and returns the largest rise of the total energy (J) over the energy before
@@ -66,8 +51,6 @@ class SceneRegression : public ::testing::Test {
     for (int i = 0; i < m_->nv; i++) v = std::fmax(v, std::fabs(d_->qvel[i]));
     return v;
   }
-  mjModel* m_ = nullptr;
-  mjData* d_ = nullptr;
 };
 
 // A scene with a floor, optional static geoms, and free boxes of half size 5 cm (0.5 kg each)

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "scene_test_util.h"
+
 extern "C" {
 #include "config/config.h"
 #include "instance.h"
@@ -243,22 +245,8 @@ TEST(SolveBudget, RunsSharingAPoolSpendAtMostItsUnits) {
   EXPECT_DOUBLE_EQ(pool, 1e6 - info.work);
 }
 
-class SceneBudget : public ::testing::Test {
+class SceneBudget : public cusp_test::SceneTest {
  protected:
-  static void SetUpTestSuite() { mj_loadPluginLibrary(CUSP_PLUGIN_PATH); }
-  void TearDown() override {
-    cusp_config_override_clear();
-    if (d_) mj_deleteData(d_);
-    if (m_) mj_deleteModel(m_);
-  }
-  void Load(const char* scene) {
-    std::string path = std::string(CUSP_SOURCE_DIR) + "/mjcf/" + scene;
-    char err[1024] = "";
-    m_ = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
-    ASSERT_NE(m_, nullptr) << err;
-    d_ = mj_makeData(m_);
-    ASSERT_NE(d_, nullptr);
-  }
   void Set(const char* key, const char* value) {
     char err[256];
     ASSERT_EQ(cusp_config_override_set(key, value, err, sizeof(err)), 0) << err;
@@ -276,8 +264,6 @@ class SceneBudget : public ::testing::Test {
     }
     EXPECT_EQ(s[CUSP_STATE_STEPS], n);
   }
-  mjModel* m_ = nullptr;
-  mjData* d_ = nullptr;
 };
 
 // A box wedged between two static walls 4 mm closer than its width (patch MCP): both faces ask
@@ -324,7 +310,7 @@ TEST_F(SceneBudget, DiskPgsAtToleranceFloorFinishesWithFailuresCounted) {
   Set("solver", "pgs");
   Set("fallback", "false");
   Set("warm_start", "false");  // a warm start's active-set step can meet even 1e-16 exactly
-  Load("disk_drop.xml");
+  LoadFile("disk_drop.xml");
   int failed = 0, iters = 0;
   Run(300, &failed, &iters);  // lands at about step 130
   const mjtNum* s = d_->plugin_state + m_->plugin_stateadr[0];

@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
   if (argc == 2 && !strcmp(argv[1], "--config-reference")) {
     // the plugin's key table as Markdown (the source of mjcf/README.md's table)
     static char table[32768];
-    cusp_config_markdown(table, sizeof(table));
+    cusp_keys_markdown(table, sizeof(table), cusp_config_keys);
     fputs(table, stdout);
     return 0;
   }

@@ -2,7 +2,6 @@
 #include "config/config.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -13,86 +12,102 @@
 
 #define CUSP_SOLVER_CHOICES "chain|fbnewton|lemke|pgs|ncpsmooth"
 
-const cuspConfigKey cusp_config_keys[] = {
+// what each key sets: a field of cuspConfig; a list (empty: none) and its count, then a check; a
+// key its reader parses (empty: none)
+#define AT(member) 0, CUSP_FIELD(cuspConfig, member), NULL
+#define LIST(member, n, check) 1, CUSP_LIST(cuspConfig, member, n), check
+#define READ(reader) 1, CUSP_NO_FIELD, reader
+
+// what the list keys ask beyond existing names, and the readers (defined with the checks below)
+static int check_disks(void* cfg, const mjModel* m, int instance, const cuspKey* key,
+                       const char* value, char* err, int err_sz);
+static int check_bodies(void* cfg, const mjModel* m, int instance, const cuspKey* key,
+                        const char* value, char* err, int err_sz);
+static int read_limit_surface(void* cfg, const mjModel* m, int instance, const cuspKey* key,
+                              const char* value, char* err, int err_sz);
+static int read_reduction_basis(void* cfg, const mjModel* m, int instance, const cuspKey* key,
+                                const char* value, char* err, int err_sz);
+
+const cuspKey cusp_config_keys[] = {
   {"disks", CUSP_KEY_GEOMS, "", 0, 0, NULL, "-",
-   "soft contact disks: cylinder geoms with contype=conaffinity=0"},
+   "soft contact disks: cylinder geoms with contype=conaffinity=0",
+   LIST(disk_geoms, ndisk, check_disks)},
   {"environment", CUSP_KEY_GEOMS, "", 0, 0, NULL, "-",
-   "geoms the registered disks and bodies touch; empty: every other geom"},
+   "geoms the registered disks and bodies touch; empty: every other geom",
+   LIST(environment_geoms, nenv, NULL)},
   {"visual_geoms", CUSP_KEY_GEOMS, "", 0, 0, NULL, "-",
    "geoms of the registered bodies that touch nothing (visual meshes, markers): the bodies' other "
-   "geoms are their solid shape"},
+   "geoms are their solid shape", LIST(visual_geoms, nvisual, NULL)},
   {"bodies", CUSP_KEY_BODIES, "", 0, 0, NULL, "-",
    "rigid bodies with patch contact, moved by joints of their own (free, ball, hinge, slide); "
-   "their geoms need contype=conaffinity=0"},
+   "their geoms need contype=conaffinity=0", LIST(patch_bodies, npatch_body, check_bodies)},
   {"limit_surface", CUSP_KEY_BODY_PARAMS, "", 1e-6, 1e6, NULL, "-, -, m",
    "per-body limit surface 'body:et,eo,er; ...' of bodies in `bodies`; a value 0 keeps the patch "
-   "default"},
+   "default", READ(read_limit_surface)},
   {"self_contact_neighbours", CUSP_KEY_INT, "3", -1, 1000000, NULL, "disks",
    "disks of one robot (kinematic tree) touch when more than this many disks apart along it; "
    "-1: never; disks of different robots always touch; 0 is refused when a joint equality ties "
-   "joints between adjacent disks (a constant-curvature section)"},
+   "joints between adjacent disks (a constant-curvature section)", AT(self_contact_neighbours)},
   {"friction", CUSP_KEY_REAL, "-1", -1, 100, NULL, "-",
    "friction coefficient of every cusp contact with friction (condim 1 pairs stay frictionless); "
-   "-1: the pair's geom friction as MuJoCo combines it (the higher priority, else the larger)"},
+   "-1: the pair's geom friction as MuJoCo combines it (the higher priority, else the larger)",
+   AT(friction)},
   {"friction_directions", CUSP_KEY_INT, "8", 4, 64, NULL, "-",
-   "r, directions of the polyhedral friction cone (disk contacts)"},
+   "r, directions of the polyhedral friction cone (disk contacts)", AT(friction_directions)},
   {"solver", CUSP_KEY_CHOICE, "chain", 0, 0, CUSP_SOLVER_CHOICES, "-",
-   "complementarity backend; chain = fbnewton, then lemke, then pgs"},
+   "complementarity backend; chain = fbnewton, then lemke, then pgs", AT(solver)},
   {"tolerance", CUSP_KEY_REAL, "1e-10", 1e-16, 1e-2, NULL, "-",
-   "solver residual tolerance on the conditioned problem"},
+   "solver residual tolerance on the conditioned problem", AT(tolerance)},
   {"max_iterations", CUSP_KEY_INT, "200", 1, 1000000, NULL, "-",
    "iteration limit per backend run; a run also stops when its work budget is spent (counted as "
-   "a failed solve; plugin/solver/lcp.h)"},
+   "a failed solve; plugin/solver/lcp.h)", AT(max_iterations)},
   {"step_work_budget", CUSP_KEY_REAL, "3e7", 0, 1e15, NULL, "-",
    "work units the backend runs of one step's disk-island solves may spend together (about "
    "0.5 ns of one core each: the default, three default runs, is about 15 ms); a solve left "
-   "without budget fails and is counted (plugin/solver/lcp.h)"},
+   "without budget fails and is counted (plugin/solver/lcp.h)", AT(step_work_budget)},
   {"fallback", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
-   "when the chosen backend fails a step, run the chain from the same start; keep the better answer"},
+   "when the chosen backend fails a step, run the chain from the same start; keep the better answer",
+   AT(fallback)},
   {"finish", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
    "when the backends stop short of the tolerance, one active-set solve from their answer (the "
-   "rows with positive impulse as equalities), kept only if it meets the tolerance"},
+   "rows with positive impulse as equalities), kept only if it meets the tolerance", AT(finish)},
   {"warm_start", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
-   "start from the previous step's impulses matched by contact identity"},
+   "start from the previous step's impulses matched by contact identity", AT(warm_start)},
   {"rank_selection", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
    "conditioning stage 1: inertial rank selection (pivoted Cholesky of the whitened normal "
-   "block; the pivoted QR when a contact is near the threshold)"},
+   "block; the pivoted QR when a contact is near the threshold)", AT(rank_selection)},
   {"eps_rank", CUSP_KEY_REAL, "1e-6", 1e-14, 0.5, NULL, "-",
-   "stage 1 tolerance: drop contacts with |R_ii| <= eps_rank |R_11|"},
+   "stage 1 tolerance: drop contacts with |R_ii| <= eps_rank |R_11|", AT(eps_rank)},
   {"ruiz", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
    "conditioning stage 2: Ruiz equilibration (skipped on an island whose normal and friction "
-   "diagonal is already within a factor 32)"},
-  {"ruiz_passes", CUSP_KEY_INT, "5", 1, 100, NULL, "-", "stage 2 row/column scaling passes"},
+   "diagonal is already within a factor 32)", AT(ruiz)},
+  {"ruiz_passes", CUSP_KEY_INT, "5", 1, 100, NULL, "-", "stage 2 row/column scaling passes",
+   AT(ruiz_passes)},
   {"tikhonov", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
-   "conditioning stage 3: Tikhonov on the normal diagonals"},
+   "conditioning stage 3: Tikhonov on the normal diagonals", AT(tikhonov)},
   {"eps_w", CUSP_KEY_REAL, "1e-9", 0, 1e-2, NULL, "-",
-   "stage 3 regularisation added to the scaled normal diagonals"},
+   "stage 3 regularisation added to the scaled normal diagonals", AT(eps_w)},
   {"gap_alpha", CUSP_KEY_REAL, "0.2", 0, 1, NULL, "-",
-   "gap stabilisation: normal rhs gets (gap_alpha/h) * gap"},
+   "gap stabilisation: normal rhs gets (gap_alpha/h) * gap", AT(gap_alpha)},
   {"pushout_speed", CUSP_KEY_REAL, "0.1", 1e-6, 1e3, NULL, "m/s",
-   "cap on the penetration-recovery speed gap_alpha * depth / h"},
+   "cap on the penetration-recovery speed gap_alpha * depth / h", AT(pushout_speed)},
   {"margin", CUSP_KEY_REAL, "0.005", 0, 1, NULL, "m",
-   "speculative contact distance: pairs closer than this enter the problem"},
+   "speculative contact distance: pairs closer than this enter the problem", AT(margin)},
   {"break_impulse", CUSP_KEY_REAL, "1e-9", 0, 1e3, NULL, "N s",
-   "a contact whose normal impulse is at most this is reported as 'break'"},
+   "a contact whose normal impulse is at most this is reported as 'break'", AT(break_impulse)},
   {"visualize", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
-   "draw contact points, normals and modes in the viewer"},
+   "draw contact points, normals and modes in the viewer", AT(visualize)},
   {"force_scale", CUSP_KEY_REAL, "0.01", 0, 100, NULL, "m/N",
-   "length of a drawn normal per newton of normal force"},
+   "length of a drawn normal per newton of normal force", AT(force_scale)},
   {"reduction_basis", CUSP_KEY_FILE, "", 0, 0, NULL, "-",
    "contact-space basis file (python -m cusp reduction basis); set: disk islands are solved "
-   "for the basis coefficients first (frictionless, normals = basis x coefficients >= 0)"},
+   "for the basis coefficients first (frictionless, normals = basis x coefficients >= 0)",
+   READ(read_reduction_basis)},
   {"reduction_tolerance", CUSP_KEY_REAL, "1e-5", 0, 1, NULL, "m",
    "a reduced solve leaving a contact penetrating more than this after the step falls back to "
-   "the full problem"},
-  {NULL, 0, NULL, 0, 0, NULL, NULL, NULL},
+   "the full problem", AT(reduction_tolerance)},
+  {NULL, 0, NULL, 0, 0, NULL, NULL, NULL, 0, CUSP_NO_FIELD, NULL},
 };
-
-int cusp_config_nkey(void) {
-  int n = 0;
-  while (cusp_config_keys[n].key) n++;
-  return n;
-}
 
 const char* cusp_config_solver_name(int solver) {
   static const char* names[] = {"chain", "fbnewton", "lemke", "pgs", "ncpsmooth"};
@@ -109,16 +124,9 @@ static char override_key[CUSP_MAX_OVERRIDE][64];
 static char override_value[CUSP_MAX_OVERRIDE][CUSP_OVERRIDE_LEN];
 static int noverride = 0;
 
-static const cuspConfigKey* find_key(const char* key) {
-  for (const cuspConfigKey* k = cusp_config_keys; k->key; k++) {
-    if (!strcmp(k->key, key)) return k;
-  }
-  return NULL;
-}
-
 void cusp_config_unknown_key(char* out, int out_sz, const char* key) {
   int n = snprintf(out, out_sz, "cusp.contact: unknown config key '%s'; valid keys: ", key);
-  for (const cuspConfigKey* k = cusp_config_keys; k->key && n >= 0 && n < out_sz; k++) {
+  for (const cuspKey* k = cusp_config_keys; k->key && n >= 0 && n < out_sz; k++) {
     int w = snprintf(out + n, out_sz - n, "%s%s", k == cusp_config_keys ? "" : ", ", k->key);
     if (w < 0) break;
     n += w;
@@ -126,7 +134,7 @@ void cusp_config_unknown_key(char* out, int out_sz, const char* key) {
 }
 
 int cusp_config_override_set(const char* key, const char* value, char* err, int err_sz) {
-  if (!key || !find_key(key)) {
+  if (!key || !cusp_key_named(cusp_config_keys, key)) {
     cusp_config_unknown_key(err, err_sz, key ? key : "");
     return -1;
   }
@@ -161,7 +169,7 @@ void cusp_config_override_clear(void) {
   pthread_mutex_unlock(&override_lock);
 }
 
-const char* cusp_config_value(const mjModel* m, int instance, const cuspConfigKey* key) {
+const char* cusp_config_value(const mjModel* m, int instance, const cuspKey* key) {
   const char* value = NULL;
   pthread_mutex_lock(&override_lock);
   for (int i = 0; i < noverride; i++) {
@@ -175,17 +183,8 @@ const char* cusp_config_value(const mjModel* m, int instance, const cuspConfigKe
 
 //---------------------------------- parsing --------------------------------------------------------
 
-// "cusp.contact: config key 'K' has value 'V': why" on one line; a value longer than 200
-// characters is shown by its start and its length (the message stays one readable line)
 static int fail(char* err, int err_sz, const char* key, const char* value, const char* why) {
-  size_t len = strlen(value);
-  if (len > 200) {
-    snprintf(err, err_sz, "cusp.contact: config key '%s' has value '%.120s...' (%zu characters): %s",
-             key, value, len, why);
-  } else {
-    snprintf(err, err_sz, "cusp.contact: config key '%s' has value '%s': %s", key, value, why);
-  }
-  return -1;
+  return cusp_key_fail(err, err_sz, "cusp.contact", key, value, why);
 }
 
 static int is_blank(const char* s) {
@@ -193,72 +192,12 @@ static int is_blank(const char* s) {
   return *s == 0;
 }
 
-static int parse_real(double* out, const char* s) {
-  char* end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || errno == ERANGE || !is_blank(end) || !isfinite(v)) return -1;
-  *out = v;
-  return 0;
-}
-
-static int parse_bool(int* out, const char* s) {
-  if (!strcmp(s, "true") || !strcmp(s, "1")) { *out = 1; return 0; }
-  if (!strcmp(s, "false") || !strcmp(s, "0")) { *out = 0; return 0; }
-  return -1;
-}
-
-// number of whitespace-separated words in s
-static int count_words(const char* s) {
-  int n = 0, in = 0;
-  for (; *s; s++) {
-    if (isspace((unsigned char)*s)) in = 0;
-    else if (!in) { in = 1; n++; }
-  }
-  return n;
-}
-
-// resolve whitespace-separated names of objects of type obj into ids (allocated in *ids)
-static int parse_names(int** ids, int* n, const mjModel* m, mjtObj obj, const cuspConfigKey* key,
-                       const char* value, char* err, int err_sz) {
-  *n = count_words(value);
-  *ids = *n ? (int*)calloc(*n, sizeof(int)) : NULL;
-  const char* s = value;
-  for (int i = 0; i < *n; i++) {
-    while (isspace((unsigned char)*s)) s++;
-    char name[256];
-    int len = 0;
-    while (s[len] && !isspace((unsigned char)s[len])) len++;
-    if (len >= (int)sizeof(name)) {
-      return fail(err, err_sz, key->key, value, "a name longer than 255 characters; shorten it");
-    }
-    memcpy(name, s, len);
-    name[len] = 0;
-    s += len;
-    int id = mj_name2id(m, obj, name);
-    if (id < 0) {
-      char why[400];
-      snprintf(why, sizeof(why), "no %s named '%s' in the model; name an existing %s (names are "
-               "case-sensitive)", obj == mjOBJ_GEOM ? "geom" : "body", name,
-               obj == mjOBJ_GEOM ? "geom" : "body");
-      return fail(err, err_sz, key->key, value, why);
-    }
-    for (int j = 0; j < i; j++) {
-      if ((*ids)[j] == id) {
-        char why[400];
-        snprintf(why, sizeof(why), "'%s' is listed twice; list it once", name);
-        return fail(err, err_sz, key->key, value, why);
-      }
-    }
-    (*ids)[i] = id;
-  }
-  return 0;
-}
-
-// "body:et,eo,er; body:et,eo,er": any length; every body registered in `bodies` (parsed before),
-// at most once; each value 0 (the patch default) or within [key->min, key->max]
-static int parse_body_params(cuspConfig* cfg, const mjModel* m, const cuspConfigKey* key,
-                             const char* value, char* err, int err_sz) {
+// `limit_surface`, "body:et,eo,er; body:et,eo,er": any length; every body registered in `bodies`
+// (parsed before), at most once; each value 0 (the patch default) or within [key->min, key->max]
+static int read_limit_surface(void* obj, const mjModel* m, int instance, const cuspKey* key,
+                              const char* value, char* err, int err_sz) {
+  (void)instance;
+  cuspConfig* cfg = (cuspConfig*)obj;
   int n = 0;
   for (const char* s = value; *s; s++) n += (*s == ':');
   cfg->limit_surface = n ? (cuspLimitSurfaceOverride*)calloc(n, sizeof(cuspLimitSurfaceOverride))
@@ -333,72 +272,6 @@ static int parse_body_params(cuspConfig* cfg, const mjModel* m, const cuspConfig
   }
   free(buf);
   return rc;
-}
-
-static int parse_key(cuspConfig* cfg, const mjModel* m, const cuspConfigKey* key,
-                     const char* value, double* real, int* integer, char* err, int err_sz) {
-  char why[256];
-  switch (key->type) {
-    case CUSP_KEY_REAL:
-      if (parse_real(real, value)) {
-        snprintf(why, sizeof(why), "not a number; write a number in [%g, %g]", key->min,
-                 key->max);
-        return fail(err, err_sz, key->key, value, why);
-      }
-      if (*real < key->min || *real > key->max) {
-        snprintf(why, sizeof(why), "out of range [%g, %g]; write a value within it", key->min,
-                 key->max);
-        return fail(err, err_sz, key->key, value, why);
-      }
-      return 0;
-    case CUSP_KEY_INT: {
-      char* end;
-      errno = 0;
-      long v = strtol(value, &end, 10);
-      if (end == value || errno || !is_blank(end)) {
-        snprintf(why, sizeof(why), "not an integer; write an integer in [%g, %g]", key->min,
-                 key->max);
-        return fail(err, err_sz, key->key, value, why);
-      }
-      if (v < key->min || v > key->max) {
-        snprintf(why, sizeof(why), "out of range [%g, %g]; write a value within it", key->min,
-                 key->max);
-        return fail(err, err_sz, key->key, value, why);
-      }
-      *integer = (int)v;
-      return 0;
-    }
-    case CUSP_KEY_BOOL:
-      if (parse_bool(integer, value)) {
-        return fail(err, err_sz, key->key, value, "expected true or false; write one of them");
-      }
-      return 0;
-    case CUSP_KEY_CHOICE: {
-      int index = 0;
-      const char* c = key->choices;
-      size_t len = strlen(value);
-      while (c && *c) {
-        const char* bar = strchr(c, '|');
-        size_t clen = bar ? (size_t)(bar - c) : strlen(c);
-        if (clen == len && !strncmp(c, value, len)) {
-          *integer = index;
-          return 0;
-        }
-        index++;
-        c = bar ? bar + 1 : NULL;
-      }
-      snprintf(why, sizeof(why), "expected one of %s; write one of them", key->choices);
-      return fail(err, err_sz, key->key, value, why);
-    }
-    case CUSP_KEY_GEOMS:
-    case CUSP_KEY_BODIES:
-      return 0;  // handled by the caller (they fill lists)
-    case CUSP_KEY_BODY_PARAMS:
-      return parse_body_params(cfg, m, key, value, err, err_sz);
-    case CUSP_KEY_FILE:
-      return 0;  // handled by the caller (reads the file)
-  }
-  return fail(err, err_sz, key->key, value, "internal: unknown key type");
 }
 
 // registered geoms must not also be collided by MuJoCo
@@ -596,11 +469,8 @@ static int check_environment_with(const cuspParams* p, const cuspConfig* cfg, co
   return 0;
 }
 
-static const cuspConfigKey* key_named(const char* name) {
-  for (const cuspConfigKey* k = cusp_config_keys; k->key; k++) {
-    if (!strcmp(k->key, name)) return k;
-  }
-  return NULL;
+static const cuspKey* key_named(const char* name) {
+  return cusp_key_named(cusp_config_keys, name);
 }
 
 // A pair a registered geom makes whose condim (cusp_pair_condim, MuJoCo's rule) is 6: rolling
@@ -710,97 +580,74 @@ static int check_single_instance(const mjModel* m, int instance, char* err, int 
   return 0;
 }
 
+// `disks`: cylinders that MuJoCo does not collide
+static int check_disks(void* obj, const mjModel* m, int instance, const cuspKey* key,
+                       const char* value, char* err, int err_sz) {
+  (void)instance;
+  const cuspConfig* cfg = (const cuspConfig*)obj;
+  int rc = 0;
+  for (int i = 0; !rc && i < cfg->ndisk; i++) {
+    int g = cfg->disk_geoms[i];
+    if (m->geom_type[g] != mjGEOM_CYLINDER) {
+      char why[320];
+      snprintf(why, sizeof(why),
+               "geom '%s' is not a cylinder; disks are cylinder geoms (register a body of "
+               "another shape in 'bodies')", mj_id2name(m, mjOBJ_GEOM, g));
+      rc = fail(err, err_sz, key->key, value, why);
+    }
+    if (!rc) rc = check_not_collided(m, g, key->key, value, err, err_sz);
+  }
+  return rc;
+}
+
+// `bodies`: bodies with joints of their own whose geoms (and those welded to them, but the
+// `visual_geoms`, parsed before) MuJoCo does not collide
+static int check_bodies(void* obj, const mjModel* m, int instance, const cuspKey* key,
+                        const char* value, char* err, int err_sz) {
+  cuspConfig* cfg = (cuspConfig*)obj;
+  const char* k = key->key;
+  int rc = 0;
+  for (int i = 0; !rc && i < cfg->npatch_body; i++) {
+    rc = check_patch_body(m, cfg->patch_bodies[i], k, value, err, err_sz);
+  }
+  if (!rc && collect_object_geoms(cfg, m)) rc = fail(err, err_sz, k, value, "out of memory");
+  for (int i = 0; !rc && i < cfg->npatch_body; i++) {
+    const int* geoms;
+    int ng = cusp_config_object_geoms(&geoms, cfg, i);
+    for (int j = 0; !rc && j < ng; j++) {
+      rc = check_not_collided(m, geoms[j], k, value, err, err_sz);
+    }
+  }
+  if (!rc) {
+    const char* visual = cusp_config_value(m, instance, key_named("visual_geoms"));
+    rc = check_visual_geoms(cfg, m, visual, err, err_sz);
+  }
+  return rc;
+}
+
+// `reduction_basis`: the basis file, if one is named
+static int read_reduction_basis(void* obj, const mjModel* m, int instance, const cuspKey* key,
+                                const char* value, char* err, int err_sz) {
+  (void)instance;
+  cuspConfig* cfg = (cuspConfig*)obj;
+  if (!value[0]) return 0;
+  char why[400];
+  if (cusp_reduction_basis_load(&cfg->reduction, value, m, why, sizeof(why))) {
+    return fail(err, err_sz, key->key, value, why);
+  }
+  return 0;
+}
+
+static const cuspKeyTable contact_keys = {"cusp.contact", cusp_config_keys, cusp_config_value, 1};
+
 int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err, int err_sz) {
   memset(cfg, 0, sizeof(*cfg));
   if (check_single_instance(m, instance, err, err_sz)) return -1;
-  for (const cuspConfigKey* key = cusp_config_keys; key->key; key++) {
-    const char* value = cusp_config_value(m, instance, key);
-    double real = 0;
-    int integer = 0;
-    int rc = 0;
-    const char* k = key->key;
-    if (!strcmp(k, "disks")) {
-      rc = parse_names(&cfg->disk_geoms, &cfg->ndisk, m, mjOBJ_GEOM, key, value, err, err_sz);
-      for (int i = 0; !rc && i < cfg->ndisk; i++) {
-        int g = cfg->disk_geoms[i];
-        if (m->geom_type[g] != mjGEOM_CYLINDER) {
-          char why[320];
-          snprintf(why, sizeof(why),
-                   "geom '%s' is not a cylinder; disks are cylinder geoms (register a body of "
-                   "another shape in 'bodies')", mj_id2name(m, mjOBJ_GEOM, g));
-          rc = fail(err, err_sz, k, value, why);
-        }
-        if (!rc) rc = check_not_collided(m, g, k, value, err, err_sz);
-      }
-    } else if (key->type == CUSP_KEY_FILE) {
-      if (value[0]) {
-        char why[400];
-        if (cusp_reduction_basis_load(&cfg->reduction, value, m, why, sizeof(why))) {
-          rc = fail(err, err_sz, k, value, why);
-        }
-      }
-    } else if (!strcmp(k, "visual_geoms")) {
-      rc = parse_names(&cfg->visual_geoms, &cfg->nvisual, m, mjOBJ_GEOM, key, value, err, err_sz);
-    } else if (!strcmp(k, "environment")) {
-      rc = parse_names(&cfg->environment_geoms, &cfg->nenv, m, mjOBJ_GEOM, key, value, err,
-                       err_sz);
-    } else if (!strcmp(k, "bodies")) {
-      rc = parse_names(&cfg->patch_bodies, &cfg->npatch_body, m, mjOBJ_BODY, key, value, err,
-                       err_sz);
-      for (int i = 0; !rc && i < cfg->npatch_body; i++) {
-        rc = check_patch_body(m, cfg->patch_bodies[i], k, value, err, err_sz);
-      }
-      if (!rc && collect_object_geoms(cfg, m)) rc = fail(err, err_sz, k, value, "out of memory");
-      for (int i = 0; !rc && i < cfg->npatch_body; i++) {
-        const int* geoms;
-        int ng = cusp_config_object_geoms(&geoms, cfg, i);
-        for (int j = 0; !rc && j < ng; j++) {
-          rc = check_not_collided(m, geoms[j], k, value, err, err_sz);
-        }
-      }
-      if (!rc) {
-        const char* visual = cusp_config_value(m, instance, key_named("visual_geoms"));
-        rc = check_visual_geoms(cfg, m, visual, err, err_sz);
-      }
-    } else {
-      rc = parse_key(cfg, m, key, value, &real, &integer, err, err_sz);
-      if (!rc) {
-        if (!strcmp(k, "friction")) cfg->friction = real;
-        else if (!strcmp(k, "self_contact_neighbours")) cfg->self_contact_neighbours = integer;
-        else if (!strcmp(k, "friction_directions")) cfg->friction_directions = integer;
-        else if (!strcmp(k, "solver")) cfg->solver = integer;
-        else if (!strcmp(k, "tolerance")) cfg->tolerance = real;
-        else if (!strcmp(k, "max_iterations")) cfg->max_iterations = integer;
-        else if (!strcmp(k, "step_work_budget")) cfg->step_work_budget = real;
-        else if (!strcmp(k, "fallback")) cfg->fallback = integer;
-        else if (!strcmp(k, "finish")) cfg->finish = integer;
-        else if (!strcmp(k, "warm_start")) cfg->warm_start = integer;
-        else if (!strcmp(k, "rank_selection")) cfg->rank_selection = integer;
-        else if (!strcmp(k, "eps_rank")) cfg->eps_rank = real;
-        else if (!strcmp(k, "ruiz")) cfg->ruiz = integer;
-        else if (!strcmp(k, "ruiz_passes")) cfg->ruiz_passes = integer;
-        else if (!strcmp(k, "tikhonov")) cfg->tikhonov = integer;
-        else if (!strcmp(k, "eps_w")) cfg->eps_w = real;
-        else if (!strcmp(k, "gap_alpha")) cfg->gap_alpha = real;
-        else if (!strcmp(k, "pushout_speed")) cfg->pushout_speed = real;
-        else if (!strcmp(k, "margin")) cfg->margin = real;
-        else if (!strcmp(k, "break_impulse")) cfg->break_impulse = real;
-        else if (!strcmp(k, "visualize")) cfg->visualize = integer;
-        else if (!strcmp(k, "force_scale")) cfg->force_scale = real;
-        else if (!strcmp(k, "reduction_tolerance")) cfg->reduction_tolerance = real;
-      }
-    }
-    if (rc) {
-      cusp_config_free(cfg);
-      return -1;
-    }
-  }
-  for (const cuspConfigKey* key = cusp_config_keys; key->key; key++) {
-    if (strcmp(key->key, "environment")) continue;
-    if (check_environment(cfg, m, instance, cusp_config_value(m, instance, key), err, err_sz)) {
-      cusp_config_free(cfg);
-      return -1;
-    }
+  if (cusp_keys_parse(cfg, &contact_keys, m, instance, err, err_sz) ||
+      check_environment(cfg, m, instance,
+                        cusp_config_value(m, instance, key_named("environment")), err, err_sz)) {
+    cusp_config_free(cfg);
+    return -1;
   }
   if (cfg->friction < 0 && cfg->friction != -1) {
     char value[64];
@@ -854,44 +701,6 @@ int cusp_config_copy(cuspConfig* dst, const cuspConfig* src) {
   return 0;
 }
 
-static const char* type_name(cuspKeyType t) {
-  switch (t) {
-    case CUSP_KEY_REAL: return "real";
-    case CUSP_KEY_INT: return "integer";
-    case CUSP_KEY_BOOL: return "bool";
-    case CUSP_KEY_CHOICE: return "choice";
-    case CUSP_KEY_GEOMS: return "geom names";
-    case CUSP_KEY_BODIES: return "body names";
-    case CUSP_KEY_BODY_PARAMS: return "body:numbers";
-    case CUSP_KEY_FILE: return "file";
-  }
-  return "?";
-}
-
-int cusp_config_markdown(char* out, int out_sz) {
-  int len = snprintf(out, out_sz, "| key | type | unit | default | range | meaning |\n"
-                                  "| --- | --- | --- | --- | --- | --- |\n");
-  for (const cuspConfigKey* k = cusp_config_keys; k->key; k++) {
-    char range[128] = "-";
-    if (k->type == CUSP_KEY_REAL || k->type == CUSP_KEY_INT) {
-      snprintf(range, sizeof(range), "[%g, %g]", k->min, k->max);
-    } else if (k->type == CUSP_KEY_CHOICE) {
-      snprintf(range, sizeof(range), "%s", k->choices);
-      for (char* c = range; *c; c++) {
-        if (*c == '|') *c = '/';  // '|' would split the Markdown cell
-      }
-    } else if (k->type == CUSP_KEY_BOOL) {
-      snprintf(range, sizeof(range), "true, false");
-    } else if (k->type == CUSP_KEY_BODY_PARAMS) {
-      snprintf(range, sizeof(range), "0 or [%g, %g]", k->min, k->max);
-    }
-    len += snprintf(out + (len < out_sz ? len : out_sz), len < out_sz ? out_sz - len : 0,
-                    "| `%s` | %s | %s | `%s` | %s | %s |\n", k->key, type_name(k->type), k->unit,
-                    k->default_value[0] ? k->default_value : "(empty)", range, k->doc);
-  }
-  return len;
-}
-
 static int index_in(const int* list, int n, int id) {
   for (int i = 0; i < n; i++) {
     if (list[i] == id) return i;
@@ -908,18 +717,7 @@ int cusp_config_patch_body_index(const cuspConfig* cfg, int b) {
 }
 
 int cusp_patch_nbody(const mjModel* m, int instance) {
-  const cuspConfigKey* key = NULL;
-  for (const cuspConfigKey* k = cusp_config_keys; k->key; k++) {
-    if (!strcmp(k->key, "bodies")) key = k;
-  }
-  if (!key) return 0;
-  const char* s = cusp_config_value(m, instance, key);
-  int n = 0, in = 0;
-  for (; s && *s; s++) {
-    if (isspace((unsigned char)*s)) in = 0;
-    else if (!in) { in = 1; n++; }
-  }
-  return n;
+  return cusp_key_words(cusp_config_value(m, instance, key_named("bodies")));
 }
 
 static const char* object_name(const mjModel* m, int objtype, int id) {

@@ -1,40 +1,20 @@
 // cusp.contact plugin configuration: the MJCF <config key= value=> contract.
-// Every key is listed once in cusp_config_keys (config.c) with unit, default and range; the same
-// table drives parsing, validation and the documentation in mjcf/README.md.
+// Every key is listed once in cusp_config_keys (config.c) with unit, default, range and the field
+// of cuspConfig it sets; the same table (keys.h) drives parsing, validation and the documentation
+// in mjcf/README.md.
 #ifndef CUSP_PLUGIN_CONFIG_H_
 #define CUSP_PLUGIN_CONFIG_H_
 
 #include <mujoco/mujoco.h>
 
+#include "config/keys.h"
 #include "config/reduction_basis.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum cuspKeyType_ {
-  CUSP_KEY_REAL = 0,   // a finite number in [min, max]
-  CUSP_KEY_INT,        // an integer in [min, max]
-  CUSP_KEY_BOOL,       // true/false (also 1/0)
-  CUSP_KEY_CHOICE,     // one word out of a '|'-separated list
-  CUSP_KEY_GEOMS,      // space-separated geom names that must exist
-  CUSP_KEY_BODIES,     // space-separated body names that must exist
-  CUSP_KEY_BODY_PARAMS,// "body:v1,v2,v3; body:..." (per-body numeric overrides)
-  CUSP_KEY_FILE        // a file path (absolute, or relative to the working directory); "" none
-} cuspKeyType;
-
-typedef struct cuspConfigKey_ {
-  const char* key;            // config key as written in MJCF
-  cuspKeyType type;
-  const char* default_value;  // as text; "" for empty lists
-  double min, max;            // range for REAL/INT (inclusive)
-  const char* choices;        // for CHOICE: "a|b|c"
-  const char* unit;           // unit, or "-" for dimensionless
-  const char* doc;            // one-line description
-} cuspConfigKey;
-
-extern const cuspConfigKey cusp_config_keys[];  // terminated by {NULL}
-int cusp_config_nkey(void);
+extern const cuspKey cusp_config_keys[];  // terminated by {NULL}
 
 // per-body limit-surface override (Unicomp 26-30): et, eo (dimensionless), er (m); <= 0: default
 typedef struct cuspLimitSurfaceOverride_ {
@@ -86,7 +66,7 @@ typedef struct cuspConfig_ {
 } cuspConfig;
 
 // Returns the config value (override, MJCF, or default) as text.
-const char* cusp_config_value(const mjModel* m, int instance, const cuspConfigKey* key);
+const char* cusp_config_value(const mjModel* m, int instance, const cuspKey* key);
 
 // Parse and validate instance's config. On error returns -1 and writes a message naming the key
 // and the value into err (err_sz bytes); on success returns 0 and fills cfg.
@@ -118,9 +98,6 @@ void cusp_config_override_clear(void);
 // "cusp.contact: unknown config key 'KEY'; valid keys: disks, environment, ..." (every key of
 // the table, in its order): the one line for a key cusp.contact does not have.
 void cusp_config_unknown_key(char* out, int out_sz, const char* key);
-
-// Text of the keys table as a Markdown table (for mjcf/README.md; checked by a test).
-int cusp_config_markdown(char* out, int out_sz);
 
 // 0 if every sensor of this instance names a registered disk or patch body (or nothing);
 // else -1 and a message naming the sensor and its object.

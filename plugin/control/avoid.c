@@ -7,68 +7,60 @@
 #include <string.h>
 
 #include "solver/condition.h"
-#include "control/control_registry.h"
+#include "control/control_plugin.h"
 #include "collide/point_distance.h"
 
 #define AVOID_NAME "cusp.avoid"
 
 //---------------------------------- configuration --------------------------------------------------
 
-enum {
-  KEY_SPHERES = 0,
-  KEY_OBSTACLES,
-  KEY_TOOL,
-  KEY_TARGET,
-  KEY_CLEARANCE,
-  KEY_INFLUENCE,
-  KEY_GAIN,
-  KEY_TRACK_GAIN,
-  KEY_MAX_SPEED,
-  KEY_DAMPING,
-  KEY_KP,
-  KEY_KV,
-  KEY_EPS_RANK,
-  KEY_REGULARIZATION,
-  KEY_SOLVER,
-  NKEY
-};
+// the field of cuspAvoid a key sets, and a list with its count
+#define AT(member) 0, CUSP_FIELD(cuspAvoid, member), NULL
+#define LIST(member, n) 0, CUSP_LIST(cuspAvoid, member, n), NULL
 
-const cuspControlKey cusp_avoid_keys[] = {
-  {"spheres", CUSP_CONTROL_SITES, "", 0, 0, NULL, "-",
-   "robot proxy spheres: sphere sites on the links (centre and radius from the site)", 0},
-  {"obstacles", CUSP_CONTROL_GEOMS, "", 0, 0, NULL, "-",
-   "geoms the spheres keep clear of: plane, sphere, capsule, box or cylinder", 0},
-  {"tool", CUSP_CONTROL_SITE, "", 0, 0, NULL, "-", "site that tracks the target", 0},
-  {"target", CUSP_CONTROL_BODY, "", 0, 0, NULL, "-",
-   "body whose position is the tool's target (a mocap body to move it)", 0},
-  {"clearance", CUSP_CONTROL_REAL, "0.02", 0, 1, NULL, "m",
-   "smallest sphere-obstacle distance the controller allows", 0},
-  {"influence", CUSP_CONTROL_REAL, "0.05", 1e-6, 10, NULL, "m",
-   "pairs closer than clearance + influence enter the avoidance LCP", 0},
-  {"gain", CUSP_CONTROL_REAL, "50", 1e-3, 1e6, NULL, "1/s",
-   "k of the separation rows: a step closes at most min(k h, 1) of the distance to the clearance", 0},
-  {"track_gain", CUSP_CONTROL_REAL, "20", 0, 1e6, NULL, "1/s",
-   "tool speed per metre of target error (nominal increment)", 0},
-  {"max_speed", CUSP_CONTROL_REAL, "0.5", 1e-6, 100, NULL, "m/s",
-   "cap on the nominal tool speed", 0},
-  {"damping", CUSP_CONTROL_REAL, "0.01", 0, 10, NULL, "m",
-   "damped least squares: lambda in J^T (J J^T + lambda^2 I)^-1", 0},
-  {"kp", CUSP_CONTROL_REAL, "2000", 0, 1e9, NULL, "N m/rad (N/m)",
-   "position servo stiffness of each controlled joint", 0},
-  {"kv", CUSP_CONTROL_REAL, "20", 0, 1e9, NULL, "N m s/rad (N s/m)",
-   "position servo damping of each controlled joint", 0},
-  {"eps_rank", CUSP_CONTROL_REAL, "0", 0, 0.5, NULL, "-",
+const cuspKey cusp_avoid_keys[] = {
+  {"spheres", CUSP_KEY_SITES, "", 0, 0, NULL, "-",
+   "robot proxy spheres: sphere sites on the links (centre and radius from the site)",
+   LIST(spheres, nsphere)},
+  {"obstacles", CUSP_KEY_GEOMS, "", 0, 0, NULL, "-",
+   "geoms the spheres keep clear of: plane, sphere, capsule, box or cylinder",
+   LIST(obstacles, nobstacle)},
+  {"tool", CUSP_KEY_SITE, "", 0, 0, NULL, "-", "site that tracks the target", AT(tool)},
+  {"target", CUSP_KEY_BODY, "", 0, 0, NULL, "-",
+   "body whose position is the tool's target (a mocap body to move it)", AT(target)},
+  {"clearance", CUSP_KEY_REAL, "0.02", 0, 1, NULL, "m",
+   "smallest sphere-obstacle distance the controller allows", AT(clearance)},
+  {"influence", CUSP_KEY_REAL, "0.05", 1e-6, 10, NULL, "m",
+   "pairs closer than clearance + influence enter the avoidance LCP", AT(influence)},
+  {"gain", CUSP_KEY_REAL, "50", 1e-3, 1e6, NULL, "1/s",
+   "k of the separation rows: a step closes at most min(k h, 1) of the distance to the clearance",
+   AT(gain)},
+  {"track_gain", CUSP_KEY_REAL, "20", 0, 1e6, NULL, "1/s",
+   "tool speed per metre of target error (nominal increment)", AT(track_gain)},
+  {"max_speed", CUSP_KEY_REAL, "0.5", 1e-6, 100, NULL, "m/s",
+   "cap on the nominal tool speed", AT(max_speed)},
+  {"damping", CUSP_KEY_REAL, "0.01", 0, 10, NULL, "m",
+   "damped least squares: lambda in J^T (J J^T + lambda^2 I)^-1", AT(damping)},
+  {"kp", CUSP_KEY_REAL, "2000", 0, 1e9, NULL, "N m/rad (N/m)",
+   "position servo stiffness of each controlled joint", AT(kp)},
+  {"kv", CUSP_KEY_REAL, "20", 0, 1e9, NULL, "N m s/rad (N s/m)",
+   "position servo damping of each controlled joint", AT(kv)},
+  {"eps_rank", CUSP_KEY_REAL, "0", 0, 0.5, NULL, "-",
    "rank selection of the separation rows (conditioning stage 1): a row dependent on the kept "
-   "ones within this relative tolerance is dropped (and may then be violated); 0: off", 0},
-  {"regularization", CUSP_CONTROL_REAL, "1e-10", 0, 1e-2, NULL, "-",
-   "Tikhonov shift of the scaled H H^T diagonal (conditioning stage 3); 0: off", 0},
-  {"solver", CUSP_CONTROL_CHOICE, "lemke", 0, 0, "lemke|fbnewton|pgs|chain", "-",
-   "LCP backend of the solver core; when it fails, the chain runs from the same start", 0},
-  {NULL, 0, NULL, 0, 0, NULL, NULL, NULL, 0},
+   "ones within this relative tolerance is dropped (and may then be violated); 0: off",
+   AT(eps_rank)},
+  {"regularization", CUSP_KEY_REAL, "1e-10", 0, 1e-2, NULL, "-",
+   "Tikhonov shift of the scaled H H^T diagonal (conditioning stage 3); 0: off",
+   AT(regularization)},
+  {"solver", CUSP_KEY_CHOICE, "lemke", 0, 0, "lemke|fbnewton|pgs|chain", "-",
+   "LCP backend of the solver core; when it fails, the chain runs from the same start", AT(solver)},
+  {NULL, 0, NULL, 0, 0, NULL, NULL, NULL, 0, CUSP_NO_FIELD, NULL},
 };
 
 static const int solver_backend[] = {CUSP_LCP_LEMKE, CUSP_LCP_FBNEWTON, CUSP_LCP_PGS,
-                                     CUSP_LCP_CHAIN};
+                                     CUSP_LCP_CHAIN};  // by position in the `solver` choices
+
+static const cuspKeyTable avoid_keys = {AVOID_NAME, cusp_avoid_keys, NULL, 0};
 
 void cusp_avoid_free(void* object) {
   cuspAvoid* a = (cuspAvoid*)object;
@@ -141,39 +133,18 @@ static int collect_actuators(cuspAvoid* a, const mjModel* m, int instance, char*
 }
 
 cuspAvoid* cusp_avoid_create(const mjModel* m, int instance, char* err, int err_sz) {
-  cuspControlValue v[NKEY];
-  if (cusp_control_parse(v, cusp_avoid_keys, AVOID_NAME, m, instance, err, err_sz)) return NULL;
   cuspAvoid* a = (cuspAvoid*)calloc(1, sizeof(cuspAvoid));
   if (!a) {
-    cusp_control_values_free(v, NKEY);
     snprintf(err, err_sz, AVOID_NAME ": out of memory");
     return NULL;
   }
-  // lists move into the instance
-  a->spheres = v[KEY_SPHERES].ids;
-  a->nsphere = v[KEY_SPHERES].nid;
-  a->obstacles = v[KEY_OBSTACLES].ids;
-  a->nobstacle = v[KEY_OBSTACLES].nid;
-  v[KEY_SPHERES].ids = v[KEY_OBSTACLES].ids = NULL;
-  a->tool = v[KEY_TOOL].ids[0];
-  a->target = v[KEY_TARGET].ids[0];
-  cusp_control_values_free(v, NKEY);
-  a->clearance = v[KEY_CLEARANCE].real;
-  a->influence = v[KEY_INFLUENCE].real;
-  a->gain = v[KEY_GAIN].real;
-  a->track_gain = v[KEY_TRACK_GAIN].real;
-  a->max_speed = v[KEY_MAX_SPEED].real;
-  a->damping = v[KEY_DAMPING].real;
-  a->kp = v[KEY_KP].real;
-  a->kv = v[KEY_KV].real;
-  a->eps_rank = v[KEY_EPS_RANK].real;
-  a->regularization = v[KEY_REGULARIZATION].real;
-  a->backend = solver_backend[v[KEY_SOLVER].choice];
+  if (cusp_keys_parse(a, &avoid_keys, m, instance, err, err_sz)) goto fail;
+  a->backend = solver_backend[a->solver];
 
   const char* value;
   char why[320];
   if (!a->nsphere) {
-    cusp_control_fail(err, err_sz, AVOID_NAME, "spheres", "", "required: name sphere sites");
+    cusp_key_fail(err, err_sz, AVOID_NAME, "spheres", "", "required: name sphere sites");
     goto fail;
   }
   for (int s = 0; s < a->nsphere; s++) {
@@ -181,12 +152,12 @@ cuspAvoid* cusp_avoid_create(const mjModel* m, int instance, char* err, int err_
       value = mj_getPluginConfig(m, instance, "spheres");
       snprintf(why, sizeof(why), "site '%s' is not a sphere site",
                name_of(m, mjOBJ_SITE, a->spheres[s]));
-      cusp_control_fail(err, err_sz, AVOID_NAME, "spheres", value ? value : "", why);
+      cusp_key_fail(err, err_sz, AVOID_NAME, "spheres", value ? value : "", why);
       goto fail;
     }
   }
   if (!a->nobstacle) {
-    cusp_control_fail(err, err_sz, AVOID_NAME, "obstacles", "", "required: name obstacle geoms");
+    cusp_key_fail(err, err_sz, AVOID_NAME, "obstacles", "", "required: name obstacle geoms");
     goto fail;
   }
   for (int o = 0; o < a->nobstacle; o++) {
@@ -195,7 +166,7 @@ cuspAvoid* cusp_avoid_create(const mjModel* m, int instance, char* err, int err_
       snprintf(why, sizeof(why),
                "geom '%s' is not a plane, sphere, capsule, box or cylinder (no distance query)",
                name_of(m, mjOBJ_GEOM, a->obstacles[o]));
-      cusp_control_fail(err, err_sz, AVOID_NAME, "obstacles", value ? value : "", why);
+      cusp_key_fail(err, err_sz, AVOID_NAME, "obstacles", value ? value : "", why);
       goto fail;
     }
   }
@@ -361,58 +332,9 @@ cuspLcpStatus cusp_avoid_increment(mjtNum* dq, cuspAvoidReport* report, const cu
 
 //---------------------------------- plugin callbacks -----------------------------------------------
 
-static cuspAvoid* get_avoid(const mjModel* m, mjData* d, int instance) {
-  cuspAvoid* a = (cuspAvoid*)cusp_control_registry_find(d, instance);
-  if (!a) {  // an mjData whose init never ran for this instance (a byte copy): build one
-    char err[1024];
-    a = cusp_avoid_create(m, instance, err, sizeof(err));
-    if (!a || cusp_control_registry_add(d, instance, a, cusp_avoid_free)) {
-      mju_warning("%s", a ? AVOID_NAME ": out of memory" : err);
-      return NULL;
-    }
-  }
-  d->plugin_data[instance] = (uintptr_t)a;
-  return a;
-}
-
-static int avoid_nstate(const mjModel* m, int instance) {
-  (void)m;
-  (void)instance;
-  return CUSP_AVOID_NSTATE;
-}
-
-static int avoid_init(const mjModel* m, mjData* d, int instance) {
-  char err[1024];
-  cuspAvoid* a = cusp_avoid_create(m, instance, err, sizeof(err));
-  if (!a) {
-    mju_warning("%s", err);
-    return -1;
-  }
-  if (cusp_control_registry_add(d, instance, a, cusp_avoid_free)) {
-    mju_warning(AVOID_NAME ": out of memory");
-    return -1;
-  }
-  d->plugin_data[instance] = (uintptr_t)a;
-  return 0;
-}
-
-static void avoid_destroy(mjData* d, int instance) {
-  cusp_control_registry_remove(d, instance);
-  d->plugin_data[instance] = 0;
-}
-
-static void avoid_reset(const mjModel* m, mjtNum* plugin_state, void* plugin_data,
-                        int instance) {
-  (void)m;
-  (void)plugin_data;
-  (void)instance;
-  mju_zero(plugin_state, CUSP_AVOID_NSTATE);
-}
-
 // act_dot of the servo references: the reference after this step is q + dq
-static void avoid_act_dot(const mjModel* m, mjData* d, int instance) {
-  cuspAvoid* a = get_avoid(m, d, instance);
-  if (!a) return;
+static void avoid_act_dot(void* object, const mjModel* m, mjData* d, int instance) {
+  const cuspAvoid* a = (const cuspAvoid*)object;
   mjtNum* state = d->plugin_state + m->plugin_stateadr[instance];
   mj_markStack(d);
   mjtNum* qref = mj_stackAllocNum(d, a->nact);
@@ -438,10 +360,10 @@ static void avoid_act_dot(const mjModel* m, mjData* d, int instance) {
   state[CUSP_AVOID_STATE_LAST_FAILED] = status != CUSP_LCP_SOLVED;
 }
 
-static void avoid_compute(const mjModel* m, mjData* d, int instance, int capability_bit) {
-  if (!(capability_bit & mjPLUGIN_ACTUATOR)) return;
-  cuspAvoid* a = get_avoid(m, d, instance);
-  if (!a) return;
+// the servos: force = kp (reference after the step - q) - kv qdot
+static void avoid_compute(void* object, const mjModel* m, mjData* d, int instance) {
+  (void)instance;
+  const cuspAvoid* a = (const cuspAvoid*)object;
   for (int j = 0; j < a->nact; j++) {
     int i = a->actuators[j];
     int adr = m->actuator_actadr[i];
@@ -451,39 +373,15 @@ static void avoid_compute(const mjModel* m, mjData* d, int instance, int capabil
   }
 }
 
-static void avoid_advance(const mjModel* m, mjData* d, int instance) {
-  cuspAvoid* a = get_avoid(m, d, instance);
-  mjtNum* state = d->plugin_state + m->plugin_stateadr[instance];
-  state[CUSP_AVOID_STATE_STARTED] = 1;
-  state[CUSP_AVOID_STATE_STEPS] += 1;
-  if (state[CUSP_AVOID_STATE_LAST_FAILED]) {
-    state[CUSP_AVOID_STATE_FAILURES] += 1;
-    if (a && !a->warned) {
-      a->warned = 1;
-      mju_warning(AVOID_NAME ": avoidance LCP failed at t = %g s (status %d: %s); the joints "
-                  "held their pose; counted in the failures slot, further failures of this "
-                  "instance are not reported",
-                  d->time, (int)state[CUSP_AVOID_STATE_STATUS],
-                  cusp_lcp_status_string((cuspLcpStatus)state[CUSP_AVOID_STATE_STATUS]));
-    }
-  }
+static void* avoid_create(const mjModel* m, int instance, char* err, int err_sz) {
+  return cusp_avoid_create(m, instance, err, err_sz);
 }
 
-void cusp_avoid_register(void) {
-  static const char* attributes[NKEY];
-  for (int k = 0; k < NKEY; k++) attributes[k] = cusp_avoid_keys[k].key;
-  mjpPlugin plugin;
-  mjp_defaultPlugin(&plugin);
-  plugin.name = AVOID_NAME;
-  plugin.capabilityflags = mjPLUGIN_ACTUATOR;
-  plugin.nattribute = NKEY;
-  plugin.attributes = attributes;
-  plugin.nstate = avoid_nstate;
-  plugin.init = avoid_init;
-  plugin.destroy = avoid_destroy;
-  plugin.reset = avoid_reset;
-  plugin.actuator_act_dot = avoid_act_dot;
-  plugin.compute = avoid_compute;
-  plugin.advance = avoid_advance;
-  mjp_registerPlugin(&plugin);
-}
+static const cuspControlPlugin avoid_plugin = {
+  AVOID_NAME, cusp_avoid_keys, CUSP_AVOID_NSTATE, avoid_create, cusp_avoid_free,
+  CUSP_AVOID_STATE_STARTED, CUSP_AVOID_STATE_STEPS, CUSP_AVOID_STATE_FAILURES,
+  CUSP_AVOID_STATE_STATUS, CUSP_AVOID_STATE_LAST_FAILED,
+  "avoidance LCP", "the joints held their pose", avoid_compute, avoid_act_dot,
+};
+
+void cusp_avoid_register(void) { cusp_control_plugin_register(&avoid_plugin); }

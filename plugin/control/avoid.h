@@ -21,7 +21,7 @@
 
 #include <mujoco/mujoco.h>
 
-#include "config/control_config.h"
+#include "config/keys.h"
 #include "solver/lcp.h"
 
 #ifdef __cplusplus
@@ -64,8 +64,8 @@ typedef struct cuspAvoid_ {
   mjtNum kv;           // N m s/rad or N s/m
   mjtNum eps_rank;     // conditioning stage 1 tolerance
   mjtNum regularization;  // conditioning stage 3 (Tikhonov) shift
-  int backend;         // cuspLcpBackendId
-  int warned;          // one warning per instance
+  int solver;          // position in the `solver` choices
+  int backend;         // cuspLcpBackendId of that choice
 } cuspAvoid;
 
 // What one increment did (also published in the state).
@@ -78,7 +78,7 @@ typedef struct cuspAvoidReport_ {
   int iterations;
 } cuspAvoidReport;
 
-extern const cuspControlKey cusp_avoid_keys[];  // terminated by {NULL}
+extern const cuspKey cusp_avoid_keys[];  // terminated by {NULL}
 
 // Build an instance from the model's config; NULL with a one-line message in err on a bad value.
 cuspAvoid* cusp_avoid_create(const mjModel* m, int instance, char* err, int err_sz);

@@ -9,6 +9,7 @@ typedef struct cuspControlEntry_ {
   int index;
   void* object;
   cuspControlFreeFn free_fn;
+  int warned;  // the object's one warning was given
 } cuspControlEntry;
 
 // a linear scan under one mutex: few mjData hold a controller (one per rollout thread), and a
@@ -47,7 +48,7 @@ int cusp_control_registry_add(const mjData* d, int index, void* object,
     }
     if (!rc) i = n++;
   }
-  if (!rc) entries[i] = (cuspControlEntry){d, index, object, free_fn};
+  if (!rc) entries[i] = (cuspControlEntry){d, index, object, free_fn, 0};
   pthread_mutex_unlock(&lock);
   if (old && old_free) old_free(old);
   if (rc && free_fn) free_fn(object);
@@ -60,6 +61,15 @@ void* cusp_control_registry_find(const mjData* d, int index) {
   void* object = i >= 0 ? entries[i].object : NULL;
   pthread_mutex_unlock(&lock);
   return object;
+}
+
+int cusp_control_registry_first_warning(const mjData* d, int index) {
+  pthread_mutex_lock(&lock);
+  int i = find_locked(d, index);
+  int first = i >= 0 && !entries[i].warned;
+  if (first) entries[i].warned = 1;
+  pthread_mutex_unlock(&lock);
+  return first;
 }
 
 void cusp_control_registry_remove(const mjData* d, int index) {

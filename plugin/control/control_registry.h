@@ -1,7 +1,8 @@
-// Ownership of controller plugin instances (cusp.avoid): a process-wide registry of the
-// per-mjData objects, found by (mjData, plugin instance index). d->plugin_data is a raw pointer
-// that pickling and byte copies carry to other mjData, so callbacks never read through it; they
-// look the object up here and repair d->plugin_data (the same rule as cusp.contact, instance.h).
+// Ownership of controller plugin instances (cusp.avoid, cusp.inverse): a process-wide registry
+// of the per-mjData objects, found by (mjData, plugin instance index). d->plugin_data is a raw
+// pointer that pickling and byte copies carry to other mjData, so callbacks never read through
+// it; they look the object up here and repair d->plugin_data (the same rule as cusp.contact,
+// instance.h).
 #ifndef CUSP_PLUGIN_CONTROL_REGISTRY_H_
 #define CUSP_PLUGIN_CONTROL_REGISTRY_H_
 
@@ -19,6 +20,10 @@ int cusp_control_registry_add(const mjData* d, int index, void* object, cuspCont
 
 // The object owned by (d, index), NULL if none.
 void* cusp_control_registry_find(const mjData* d, int index);
+
+// 1 the first time it is asked for the object owned by (d, index) (its one warning), else 0 (and
+// 0 if none is registered).
+int cusp_control_registry_first_warning(const mjData* d, int index);
 
 // Unregister and free the object owned by (d, index), if any.
 void cusp_control_registry_remove(const mjData* d, int index);

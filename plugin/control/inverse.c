@@ -9,7 +9,7 @@
 
 #include "solver/condition.h"
 #include "collide/contact.h"
-#include "control/control_registry.h"
+#include "control/control_plugin.h"
 #include "collide/detect.h"
 #include "instance.h"
 
@@ -26,62 +26,55 @@ static mjtNum control_budget(int n) {
 
 //---------------------------------- configuration --------------------------------------------------
 
-enum {
-  KEY_EFFECTORS = 0,
-  KEY_TARGETS,
-  KEY_WEIGHTS,
-  KEY_CONTACT,
-  KEY_BANDWIDTH,
-  KEY_MAX_SPEED,
-  KEY_HORIZON,
-  KEY_EFFORT,
-  KEY_ITERATIONS,
-  KEY_STICKING,
-  KEY_OBJECTS,
-  KEY_CONE_MARGIN,
-  KEY_GRIP,
-  NKEY
-};
+// the field of cuspInverse a key sets, and a list with its count (optional: may be empty)
+#define AT(member) 0, CUSP_FIELD(cuspInverse, member), NULL
+#define LIST(member, n, optional) optional, CUSP_LIST(cuspInverse, member, n), NULL
 
-const cuspControlKey cusp_inverse_keys[] = {
-  {"effectors", CUSP_CONTROL_SITES, "", 0, 0, NULL, "-",
-   "effector sites, on the robot (the kinematic tree its actuators move) or on objects", 0},
-  {"targets", CUSP_CONTROL_BODIES, "", 0, 0, NULL, "-",
-   "one body per effector whose position is its target (mocap bodies to move them)", 0},
-  {"weights", CUSP_CONTROL_REALS, "", 0, 1e6, NULL, "-",
-   "one weight per effector on its tracking term; empty: all 1", 1},
-  {"contact", CUSP_CONTROL_CHOICE, "cusp", 0, 0, "cusp|ignore", "-",
-   "cusp: the model holds the contacts of the scene's cusp.contact instance; ignore: none", 0},
-  {"bandwidth", CUSP_CONTROL_REAL, "5", 0, 1e4, NULL, "1/s",
-   "desired effector speed per metre of target error", 0},
-  {"max_speed", CUSP_CONTROL_REAL, "0.1", 1e-6, 100, NULL, "m/s",
-   "cap on the desired effector speed", 0},
-  {"horizon", CUSP_CONTROL_REAL, "0.05", 1e-6, 10, NULL, "s",
+const cuspKey cusp_inverse_keys[] = {
+  {"effectors", CUSP_KEY_SITES, "", 0, 0, NULL, "-",
+   "effector sites, on the robot (the kinematic tree its actuators move) or on objects",
+   LIST(effectors, neff, 0)},
+  {"targets", CUSP_KEY_BODIES, "", 0, 0, NULL, "-",
+   "one body per effector whose position is its target (mocap bodies to move them)",
+   LIST(targets, ntarget, 0)},
+  {"weights", CUSP_KEY_REALS, "", 0, 1e6, NULL, "-",
+   "one weight per effector on its tracking term; empty: all 1", LIST(weights, nweight, 1)},
+  {"contact", CUSP_KEY_CHOICE, "cusp", 0, 0, "cusp|ignore", "-",
+   "cusp: the model holds the contacts of the scene's cusp.contact instance; ignore: none",
+   AT(contact)},
+  {"bandwidth", CUSP_KEY_REAL, "5", 0, 1e4, NULL, "1/s",
+   "desired effector speed per metre of target error", AT(bandwidth)},
+  {"max_speed", CUSP_KEY_REAL, "0.1", 1e-6, 100, NULL, "m/s",
+   "cap on the desired effector speed", AT(max_speed)},
+  {"horizon", CUSP_KEY_REAL, "0.05", 1e-6, 10, NULL, "s",
    "H of the controller's model: velocities implicit over H in inertia and damping (the soft "
-   "arms' quasi-static flow when H is of the damping's time scale)", 0},
-  {"effort", CUSP_CONTROL_REAL, "1e-6", 0, 1, NULL, "-",
+   "arms' quasi-static flow when H is of the damping's time scale)", AT(horizon)},
+  {"effort", CUSP_KEY_REAL, "1e-6", 0, 1, NULL, "-",
    "weight of the squared actuation norm relative to the largest diagonal of the tracking term "
-   "(picks one actuation among redundant ones)", 0},
-  {"iterations", CUSP_CONTROL_REAL, "20", 1, 1000, NULL, "-",
-   "rounds of the block Gauss-Seidel between actuation and contact impulses per step", 0},
-  {"sticking", CUSP_CONTROL_CHOICE, "modes", 0, 0, "modes|off|all", "-",
+   "(picks one actuation among redundant ones)", AT(effort)},
+  {"iterations", CUSP_KEY_REAL, "20", 1, 1000, NULL, "-",
+   "rounds of the block Gauss-Seidel between actuation and contact impulses per step",
+   AT(iterations)},
+  {"sticking", CUSP_KEY_CHOICE, "modes", 0, 0, "modes|off|all", "-",
    "modes: contacts keep the last step's mode (Coevoet's QP, exact while it holds), the "
    "Gauss-Seidel only when that QP fails; off: always the Gauss-Seidel; all: every touching "
-   "contact is held sticking (Coevoet's grasp: the actuation keeps each in its friction cone)", 0},
-  {"objects", CUSP_CONTROL_BODIES, "", 0, 0, NULL, "-",
+   "contact is held sticking (Coevoet's grasp: the actuation keeps each in its friction cone)",
+   AT(sticking)},
+  {"objects", CUSP_KEY_BODIES, "", 0, 0, NULL, "-",
    "bodies the robot handles (each on its own kinematic tree, e.g. with a free joint): their "
    "dofs and contacts (with the robot and with the environment) join the controller's model, "
-   "and effectors may sit on them; empty: the robot alone", 1},
-  {"cone_margin", CUSP_CONTROL_REAL, "0", 0, 0.9, NULL, "-",
+   "and effectors may sit on them; empty: the robot alone", LIST(objects, nobject, 1)},
+  {"cone_margin", CUSP_KEY_REAL, "0", 0, 0.9, NULL, "-",
    "fraction of mu the sticking QP holds back: a held contact's friction stays within "
    "(1 - cone_margin) mu, a reserve against the gap between the controller's model and the "
-   "simulation", 0},
-  {"grip", CUSP_CONTROL_REAL, "0", 0, 1e4, NULL, "N",
+   "simulation", AT(cone_margin)},
+  {"grip", CUSP_KEY_REAL, "0", 0, 1e4, NULL, "N",
    "least total normal force of the held contacts between the robot and the objects in the "
-   "sticking QP (Coevoet's squeeze: the grasp presses before its friction is needed)", 0},
-  {NULL, 0, NULL, 0, 0, NULL, NULL, NULL, 0},
+   "sticking QP (Coevoet's squeeze: the grasp presses before its friction is needed)", AT(grip)},
+  {NULL, 0, NULL, 0, 0, NULL, NULL, NULL, 0, CUSP_NO_FIELD, NULL},
 };
 
+static const cuspKeyTable inverse_keys = {INVERSE_NAME, cusp_inverse_keys, NULL, 0};
 
 void cusp_inverse_free(void* object) {
   cuspInverse* inv = (cuspInverse*)object;
@@ -92,6 +85,7 @@ void cusp_inverse_free(void* object) {
   free(inv->effectors);
   free(inv->targets);
   free(inv->weights);
+  free(inv->objects);
   free(inv->dofs);
   free(inv->trees);
   cusp_dynamics_free(&inv->dyn);
@@ -121,63 +115,38 @@ static int find_contact_instance(const mjModel* m) {
 }
 
 cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int err_sz) {
-  cuspControlValue v[NKEY];
-  if (cusp_control_parse(v, cusp_inverse_keys, INVERSE_NAME, m, instance, err, err_sz)) {
-    return NULL;
-  }
   cuspInverse* inv = (cuspInverse*)calloc(1, sizeof(cuspInverse));
   if (!inv) {
-    cusp_control_values_free(v, NKEY);
     snprintf(err, err_sz, INVERSE_NAME ": out of memory");
     return NULL;
   }
-  inv->effectors = v[KEY_EFFECTORS].ids;
-  inv->neff = v[KEY_EFFECTORS].nid;
-  inv->targets = v[KEY_TARGETS].ids;
-  int ntarget = v[KEY_TARGETS].nid;
-  v[KEY_EFFECTORS].ids = v[KEY_TARGETS].ids = NULL;
-  inv->weights = v[KEY_WEIGHTS].reals;
-  int nweight = v[KEY_WEIGHTS].nreal;
-  v[KEY_WEIGHTS].reals = NULL;
-  inv->use_contact = v[KEY_CONTACT].choice == 0;
-  inv->bandwidth = v[KEY_BANDWIDTH].real;
-  inv->max_speed = v[KEY_MAX_SPEED].real;
-  inv->horizon = v[KEY_HORIZON].real;
-  inv->effort = v[KEY_EFFORT].real;
-  inv->iterations = (int)v[KEY_ITERATIONS].real;
-  inv->sticking = v[KEY_STICKING].choice != 1;
-  inv->stick_all = v[KEY_STICKING].choice == 2;
-  inv->cone_margin = v[KEY_CONE_MARGIN].real;
-  inv->grip = v[KEY_GRIP].real;
-  int* objects = v[KEY_OBJECTS].ids;
-  int nobject = v[KEY_OBJECTS].nid;
-  v[KEY_OBJECTS].ids = NULL;
-  cusp_control_values_free(v, NKEY);
+  if (cusp_keys_parse(inv, &inverse_keys, m, instance, err, err_sz)) goto fail;
   const char* value;
   char why[320];
 
   if (!inv->neff) {
-    cusp_control_fail(err, err_sz, INVERSE_NAME, "effectors", "", "required: name effector sites");
+    cusp_key_fail(err, err_sz, INVERSE_NAME, "effectors", "", "required: name effector sites");
     goto fail;
   }
-  if (ntarget != inv->neff) {
+  if (inv->ntarget != inv->neff) {
     value = mj_getPluginConfig(m, instance, "targets");
-    snprintf(why, sizeof(why), "%d targets for %d effectors: one body per effector", ntarget,
+    snprintf(why, sizeof(why), "%d targets for %d effectors: one body per effector", inv->ntarget,
              inv->neff);
-    cusp_control_fail(err, err_sz, INVERSE_NAME, "targets", value ? value : "", why);
+    cusp_key_fail(err, err_sz, INVERSE_NAME, "targets", value ? value : "", why);
     goto fail;
   }
-  if (nweight && nweight != inv->neff) {
+  if (inv->nweight && inv->nweight != inv->neff) {
     value = mj_getPluginConfig(m, instance, "weights");
-    snprintf(why, sizeof(why), "%d weights for %d effectors: one per effector, or none", nweight,
-             inv->neff);
-    cusp_control_fail(err, err_sz, INVERSE_NAME, "weights", value ? value : "", why);
+    snprintf(why, sizeof(why), "%d weights for %d effectors: one per effector, or none",
+             inv->nweight, inv->neff);
+    cusp_key_fail(err, err_sz, INVERSE_NAME, "weights", value ? value : "", why);
     goto fail;
   }
-  if (!nweight) {
+  if (!inv->nweight) {
     inv->weights = (mjtNum*)malloc(inv->neff * sizeof(mjtNum));
     if (!inv->weights) goto oom;
     for (int e = 0; e < inv->neff; e++) inv->weights[e] = 1;
+    inv->nweight = inv->neff;
   }
   // the modelled trees: the robot's (the actuators' tree), then one per object
   int tree = inv->tree = -1;
@@ -201,38 +170,36 @@ cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int 
   }
   if (tree < 0) tree = m->body_treeid[m->site_bodyid[inv->effectors[0]]];
   inv->tree = tree;
-  inv->trees = (int*)calloc(nobject + 1, sizeof(int));
+  inv->trees = (int*)calloc(inv->nobject + 1, sizeof(int));
   if (!inv->trees) goto oom;
   inv->trees[inv->ntree++] = tree;
-  for (int k = 0; k < nobject; k++) {
-    int t = m->body_treeid[objects[k]];
+  for (int k = 0; k < inv->nobject; k++) {
+    int t = m->body_treeid[inv->objects[k]];
     const char* why_not = t < 0 ? "is static (no dofs of its own)"
                           : cusp_inverse_models_tree(inv, t) ? "shares a kinematic tree with the "
                                                               "robot or another object"
                           : NULL;
     if (why_not) {
       value = mj_getPluginConfig(m, instance, "objects");
-      snprintf(why, sizeof(why), "body '%s' %s", name_of(m, mjOBJ_BODY, objects[k]), why_not);
-      cusp_control_fail(err, err_sz, INVERSE_NAME, "objects", value ? value : "", why);
+      snprintf(why, sizeof(why), "body '%s' %s", name_of(m, mjOBJ_BODY, inv->objects[k]), why_not);
+      cusp_key_fail(err, err_sz, INVERSE_NAME, "objects", value ? value : "", why);
       goto fail;
     }
     inv->trees[inv->ntree++] = t;
   }
-  free(objects);
-  objects = NULL;
   for (int e = 0; e < inv->neff; e++) {
     int t = m->body_treeid[m->site_bodyid[inv->effectors[e]]];
     if (tree < 0 || !cusp_inverse_models_tree(inv, t)) {
       value = mj_getPluginConfig(m, instance, "effectors");
       snprintf(why, sizeof(why), "site '%s' is %s", name_of(m, mjOBJ_SITE, inv->effectors[e]),
                t < 0 ? "on a static body" : "neither on the robot nor on one of the objects");
-      cusp_control_fail(err, err_sz, INVERSE_NAME, "effectors", value ? value : "", why);
+      cusp_key_fail(err, err_sz, INVERSE_NAME, "effectors", value ? value : "", why);
       goto fail;
     }
   }
   inv->contact_instance = find_contact_instance(m);
-  if (inv->use_contact && inv->contact_instance < 0) {
-    cusp_control_fail(err, err_sz, INVERSE_NAME, "contact", "cusp",
+  if (inv->contact == CUSP_INVERSE_CONTACT_CUSP && inv->contact_instance < 0) {
+    cusp_key_fail(err, err_sz, INVERSE_NAME, "contact", "cusp",
                       "the model has no cusp.contact instance (use 'ignore')");
     goto fail;
   }
@@ -276,7 +243,6 @@ cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int 
 oom:
   snprintf(err, err_sz, INVERSE_NAME ": out of memory");
 fail:
-  free(objects);
   cusp_inverse_free(inv);
   return NULL;
 }
@@ -474,7 +440,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
   // the contacts cusp resolved last step on the model's trees
   const cuspInstance* ci = NULL;
   int r = 0, ncontact = 0;
-  if (inv->use_contact) {
+  if (inv->contact == CUSP_INVERSE_CONTACT_CUSP) {
     ci = cusp_instance_find(d, inv->contact_instance);
     if (ci) {
       r = ci->work.r;
@@ -682,7 +648,8 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
     // freely, the next step stick, and the two alternate from step to step
     int touching = used[c]->gap <= CUSP_INVERSE_TOUCH;
     if (used[c]->mode == CUSP_MODE_BREAK && !touching) continue;
-    int stick = (inv->stick_all || used[c]->mode != CUSP_MODE_SLIDE) && r >= 2;
+    int stick =
+        (inv->sticking == CUSP_INVERSE_STICK_ALL || used[c]->mode != CUSP_MODE_SLIDE) && r >= 2;
     for (int e = 0; e < (stick ? 3 : 1); e++) {
       arow[na] = c;
       akind[na] = e;
@@ -690,7 +657,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
     }
     ncon += stick ? 5 : 1;
   }
-  if (na && inv->sticking) {
+  if (na && inv->sticking != CUSP_INVERSE_STICK_OFF) {
     // reduced rows of the bilateral set and their Mh^-1: n, t = d_0, o = (d_1 - cos t) / sin
     mjtNum* Ar = mj_stackAllocNum(d, (size_t)na * nr);
     mjtNum* AT = mj_stackAllocNum(d, (size_t)na * nr);
@@ -1111,58 +1078,9 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
 
 //---------------------------------- plugin callbacks -----------------------------------------------
 
-static cuspInverse* get_inverse(const mjModel* m, mjData* d, int instance) {
-  cuspInverse* inv = (cuspInverse*)cusp_control_registry_find(d, instance);
-  if (!inv) {
-    char err[1024];
-    inv = cusp_inverse_create(m, instance, err, sizeof(err));
-    if (!inv || cusp_control_registry_add(d, instance, inv, cusp_inverse_free)) {
-      mju_warning("%s", inv ? INVERSE_NAME ": out of memory" : err);
-      return NULL;
-    }
-  }
-  d->plugin_data[instance] = (uintptr_t)inv;
-  return inv;
-}
-
-static int inverse_nstate(const mjModel* m, int instance) {
-  (void)m;
-  (void)instance;
-  return CUSP_INVERSE_NSTATE;
-}
-
-static int inverse_init(const mjModel* m, mjData* d, int instance) {
-  char err[1024];
-  cuspInverse* inv = cusp_inverse_create(m, instance, err, sizeof(err));
-  if (!inv) {
-    mju_warning("%s", err);
-    return -1;
-  }
-  if (cusp_control_registry_add(d, instance, inv, cusp_inverse_free)) {
-    mju_warning(INVERSE_NAME ": out of memory");
-    return -1;
-  }
-  d->plugin_data[instance] = (uintptr_t)inv;
-  return 0;
-}
-
-static void inverse_destroy(mjData* d, int instance) {
-  cusp_control_registry_remove(d, instance);
-  d->plugin_data[instance] = 0;
-}
-
-static void inverse_reset(const mjModel* m, mjtNum* plugin_state, void* plugin_data,
-                          int instance) {
-  (void)m;
-  (void)plugin_data;
-  (void)instance;
-  mju_zero(plugin_state, CUSP_INVERSE_NSTATE);
-}
-
-static void inverse_compute(const mjModel* m, mjData* d, int instance, int capability_bit) {
-  if (!(capability_bit & mjPLUGIN_ACTUATOR)) return;
-  cuspInverse* inv = get_inverse(m, d, instance);
-  if (!inv) return;
+// the actuator forces of this step
+static void inverse_compute(void* object, const mjModel* m, mjData* d, int instance) {
+  cuspInverse* inv = (cuspInverse*)object;
   mjtNum* state = d->plugin_state + m->plugin_stateadr[instance];
   mj_markStack(d);
   mjtNum* u = mj_stackAllocNum(d, inv->nact);
@@ -1173,37 +1091,15 @@ static void inverse_compute(const mjModel* m, mjData* d, int instance, int capab
   mj_freeStack(d);
 }
 
-static void inverse_advance(const mjModel* m, mjData* d, int instance) {
-  cuspInverse* inv = get_inverse(m, d, instance);
-  mjtNum* state = d->plugin_state + m->plugin_stateadr[instance];
-  state[CUSP_INVERSE_STATE_STEPS] += 1;
-  if (state[CUSP_INVERSE_STATE_LAST_FAILED]) {
-    state[CUSP_INVERSE_STATE_FAILURES] += 1;
-    if (inv && !inv->warned) {
-      inv->warned = 1;
-      mju_warning(INVERSE_NAME ": control LCP failed at t = %g s (status %d: %s); the actuators "
-                  "held zero force; counted in the failures slot, further failures of this "
-                  "instance are not reported",
-                  d->time, (int)state[CUSP_INVERSE_STATE_STATUS],
-                  cusp_lcp_status_string((cuspLcpStatus)state[CUSP_INVERSE_STATE_STATUS]));
-    }
-  }
+static void* inverse_create(const mjModel* m, int instance, char* err, int err_sz) {
+  return cusp_inverse_create(m, instance, err, err_sz);
 }
 
-void cusp_inverse_register(void) {
-  static const char* attributes[NKEY];
-  for (int k = 0; k < NKEY; k++) attributes[k] = cusp_inverse_keys[k].key;
-  mjpPlugin plugin;
-  mjp_defaultPlugin(&plugin);
-  plugin.name = INVERSE_NAME;
-  plugin.capabilityflags = mjPLUGIN_ACTUATOR;
-  plugin.nattribute = NKEY;
-  plugin.attributes = attributes;
-  plugin.nstate = inverse_nstate;
-  plugin.init = inverse_init;
-  plugin.destroy = inverse_destroy;
-  plugin.reset = inverse_reset;
-  plugin.compute = inverse_compute;
-  plugin.advance = inverse_advance;
-  mjp_registerPlugin(&plugin);
-}
+static const cuspControlPlugin inverse_plugin = {
+  INVERSE_NAME, cusp_inverse_keys, CUSP_INVERSE_NSTATE, inverse_create, cusp_inverse_free,
+  -1, CUSP_INVERSE_STATE_STEPS, CUSP_INVERSE_STATE_FAILURES, CUSP_INVERSE_STATE_STATUS,
+  CUSP_INVERSE_STATE_LAST_FAILED,
+  "control LCP", "the actuators held zero force", inverse_compute, NULL,
+};
+
+void cusp_inverse_register(void) { cusp_control_plugin_register(&inverse_plugin); }

@@ -21,7 +21,7 @@
 
 #include <mujoco/mujoco.h>
 
-#include "config/control_config.h"
+#include "config/keys.h"
 #include "assemble/dynamics.h"
 #include "solver/lcp.h"
 
@@ -43,6 +43,15 @@ typedef enum cuspInverseStateSlot_ {
   CUSP_INVERSE_NSTATE
 } cuspInverseStateSlot;
 
+// the `contact` and `sticking` choices, by position
+typedef enum cuspInverseContact_ { CUSP_INVERSE_CONTACT_CUSP = 0, CUSP_INVERSE_CONTACT_IGNORE }
+    cuspInverseContact;
+typedef enum cuspInverseSticking_ {
+  CUSP_INVERSE_STICK_MODES = 0,  // the contacts' last modes held
+  CUSP_INVERSE_STICK_OFF,        // no sticking QP: the Gauss-Seidel alone
+  CUSP_INVERSE_STICK_ALL         // every touching contact held sticking
+} cuspInverseSticking;
+
 typedef struct cuspInverse_ {
   int nact;
   int* actuators;      // (nact) actuator ids
@@ -50,17 +59,21 @@ typedef struct cuspInverse_ {
   mjtNum* hi;          // (nact)
   int neff;
   int* effectors;      // (neff) site ids
-  int* targets;        // (neff) body ids
-  mjtNum* weights;     // (neff) tracking weights
-  int use_contact;     // 1: rows of the cusp.contact instance's contacts; 0: ignored
+  int* targets;        // (ntarget = neff) body ids
+  int ntarget;
+  mjtNum* weights;     // (nweight = neff, all 1 when none are given) tracking weights
+  int nweight;
+  int* objects;        // (nobject) body ids of the objects the robot handles
+  int nobject;
+  int contact;         // cuspInverseContact: rows of the cusp.contact instance's contacts, or none
   int contact_instance;// plugin instance index of cusp.contact, -1 if none
   mjtNum bandwidth;    // 1/s
   mjtNum max_speed;    // m/s
   mjtNum horizon;      // s
   mjtNum effort;       // eps, relative to the largest diagonal of Ae^T Ae
   int iterations;      // block Gauss-Seidel rounds per step
-  int sticking;        // 1: first the QP with the contacts' modes held (last, or all sticking)
-  int stick_all;       // 1: every touching contact is held sticking in that QP
+  int sticking;        // cuspInverseSticking: first the QP with the contacts' modes held (the
+                       // last, or all sticking), or not
   mjtNum cone_margin;  // fraction of mu held back in that QP's friction cones
   mjtNum grip;         // N, least total normal force of the held robot-object contacts in that QP
   int tree;            // the robot's kinematic tree (the one its actuators act on)
@@ -69,10 +82,9 @@ typedef struct cuspInverse_ {
   int ndof;
   int* dofs;           // (ndof) ascending: every dof of the modelled trees
   cuspDynamics dyn;    // equality-condensed dynamics of those dofs (buffers sized at init)
-  int warned;
 } cuspInverse;
 
-extern const cuspControlKey cusp_inverse_keys[];
+extern const cuspKey cusp_inverse_keys[];
 
 cuspInverse* cusp_inverse_create(const mjModel* m, int instance, char* err, int err_sz);
 void cusp_inverse_free(void* inverse);
