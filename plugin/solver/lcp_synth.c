@@ -107,4 +107,5 @@ void cusp_synth_contact(cuspContactLcp* c, mjtNum* Meff, mjtNum* Jn, mjtNum* Jt,
   c->bt = r > 0 ? bt : NULL;
   c->Jto = NULL;  // friction rows given one by one (Jt)
   c->dirs = NULL;
+  c->pair = NULL;  // no geom-pair groups: no warm-start inheritance
 }
