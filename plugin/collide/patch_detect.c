@@ -191,6 +191,18 @@ static int geom_point_count(const mjModel* m, int g) {
   }
 }
 
+// smallest gap of np points above surface S
+static mjtNum points_min_gap(const mjtNum* pts, int np, const Surface* S) {
+  mjtNum best = INFINITY;
+  for (int i = 0; i < np; i++) {
+    mjtNum r[3];
+    mju_sub3(r, pts + 3 * i, S->c);
+    mjtNum gap = mju_dot3(r, S->n);
+    if (gap < best) best = gap;
+  }
+  return best;
+}
+
 // smallest gap of object o's geoms above surface S (support function along -n); pts: scratch of
 // 3 x (the largest geom_point_count of its geoms)
 static mjtNum body_min_gap(mjtNum* pts, const mjModel* m, const mjData* d, const Object* o,
@@ -200,23 +212,7 @@ static mjtNum body_min_gap(mjtNum* pts, const mjModel* m, const mjData* d, const
     int g = o->geom[k];
     if (!patch_capable(m->geom_type[g])) continue;
     int np = geom_points(pts, geom_point_count(m, g), m, d, g, S->n);
-    for (int i = 0; i < np; i++) {
-      mjtNum r[3];
-      mju_sub3(r, pts + 3 * i, S->c);
-      mjtNum gap = mju_dot3(r, S->n);
-      if (gap < best) best = gap;
-    }
-  }
-  return best;
-}
-
-// smallest gap of np points above surface S (as body_min_gap)
-static mjtNum points_min_gap(const mjtNum* pts, int np, const Surface* S) {
-  mjtNum best = INFINITY;
-  for (int i = 0; i < np; i++) {
-    mjtNum r[3];
-    mju_sub3(r, pts + 3 * i, S->c);
-    mjtNum gap = mju_dot3(r, S->n);
+    mjtNum gap = points_min_gap(pts, np, S);
     if (gap < best) best = gap;
   }
   return best;
