@@ -109,17 +109,23 @@ TEST(SolveBudget, ChainStopsAtTheFirstSuccess) {
   EXPECT_EQ(chain.iterations, alone.iterations);
 }
 
-// A PGS run asked for an unreachable tolerance with a huge sweep limit stops at its budget.
-TEST(SolveBudget, PgsStopsAtTheBudgetAndSaysSo) {
-  const int n = 40;
-  std::vector<mjtNum> M(n * n), q(n), z(n), w(n), lo(n, -INFINITY), hi(n, INFINITY);
-  // free variables and a badly conditioned SPD matrix: Gauss-Seidel on a Hilbert system, which
-  // converges, but very slowly
+// M := the n x n Hilbert matrix plus 1e-8 on its diagonal (SPD, badly conditioned), q := -1
+void Hilbert(std::vector<mjtNum>& M, std::vector<mjtNum>& q, int n) {
+  M.assign((size_t)n * n, 0);
+  q.assign(n, -1.0);
   for (int i = 0; i < n; i++) {
     for (int j = 0; j < n; j++) M[i + j * n] = 1.0 / (1 + i + j);
     M[i + i * n] += 1e-8;
-    q[i] = -1.0;
   }
+}
+
+// A PGS run asked for an unreachable tolerance with a huge sweep limit stops at its budget.
+TEST(SolveBudget, PgsStopsAtTheBudgetAndSaysSo) {
+  const int n = 40;
+  // free variables and a badly conditioned SPD matrix: Gauss-Seidel on a Hilbert system, which
+  // converges, but very slowly
+  std::vector<mjtNum> M, q, z(n), w(n), lo(n, -INFINITY), hi(n, INFINITY);
+  Hilbert(M, q, n);
   cuspLcpProblem p = {n, M.data(), n, q.data(), lo.data(), hi.data()};
   cuspLcpOptions opt = cusp_lcp_default_options();
   opt.tol = 1e-300;
@@ -189,12 +195,9 @@ TEST(SolveBudget, EveryBackendStaysWithinItsCap) {
 // iteration. The work a run reports is its iterations at the cost of one.
 TEST(SolveBudget, RunsSharingAPoolSpendAtMostItsUnits) {
   const int n = 30;
-  std::vector<mjtNum> M(n * n), q(n), z(n), w(n), lo(n, -INFINITY), hi(n, INFINITY);
-  for (int i = 0; i < n; i++) {  // free Hilbert plus 1e-8: no backend reaches tolerance 1e-300
-    for (int j = 0; j < n; j++) M[i + j * n] = 1.0 / (1 + i + j);
-    M[i + i * n] += 1e-8;
-    q[i] = -1.0;
-  }
+  // free Hilbert plus 1e-8: no backend reaches tolerance 1e-300
+  std::vector<mjtNum> M, q, z(n), w(n), lo(n, -INFINITY), hi(n, INFINITY);
+  Hilbert(M, q, n);
   // free bounds: the chain's Lemke refuses them at once (no work), FB Newton and PGS run
   cuspLcpProblem p = {n, M.data(), n, q.data(), lo.data(), hi.data()};
   cuspLcpOptions opt = cusp_lcp_default_options();
