@@ -319,6 +319,70 @@ TEST(McpProximal, WarmStartThatSolvesReturnsAtOnce) {
   EXPECT_EQ(z, first.z);
 }
 
+// A stack of n equal boxes resting on the ground, each contact written `dup` times (the vertices
+// of a face resting on a face): contact i (0: the ground's) reads v_{i+1} - v_i of the boxes'
+// vertical velocities (v_0 = 0), so W is dup x dup blocks of tridiag(-1, 2, -1) / mass (1 / mass
+// at the ground contact): singular, its smallest nonzero eigenvalue about (pi / 2n)^2 / mass.
+ProxLcp Stack(int n, int dup) {
+  ProxLcp p;
+  p.name = "stack of " + std::to_string(n) + ", contacts x" + std::to_string(dup);
+  p.n = n * dup;
+  const double mass = 0.1, vfree = -9.81 * 0.002;  // kg, m/s (one step of gravity)
+  p.M.assign((size_t)p.n * p.n, 0);
+  p.q.assign(p.n, 0);
+  for (int a = 0; a < p.n; a++) {
+    int i = a / dup;
+    p.q[a] = i == 0 ? vfree : 0;  // every box falls alike: only the ground contact closes
+    for (int b = 0; b < p.n; b++) {
+      int j = b / dup;
+      double w = i == j ? 2 : (std::abs(i - j) == 1 ? -1 : 0);
+      if (i == 0 && j == 0) w = 1;  // the ground contact moves one box only
+      p.M[a + (size_t)b * p.n] = w / mass;
+    }
+  }
+  Finish(p);
+  return p;
+}
+
+TEST(McpProximal, WarmStartNearTheAnswerOfATallStackTakesOneOuterStep) {
+  // A resting stack's warm start misses the tolerance by a little (the last bits of the previous
+  // step): with rho_per_residual the first rho follows that residual and one Newton step on the
+  // regularised problem finishes; from rho0 alone the soft modes contract at about
+  // rho0 / (lambda_min + rho0) per outer step.
+  const int dup = 4;
+  ProxLcp p = Stack(64, dup);
+  cuspMcpOptions opt = cusp_mcp_default_options();
+  opt.tol = 1e-10;
+  opt.work_budget = -1;  // dense Newton steps of 256 unknowns: the default budget allows one
+  cuspMcpProxInfo cinfo;
+  Outcome cold = RunProx(p, opt, &cinfo);
+  ASSERT_EQ(cold.status, CUSP_LCP_SOLVED) << cinfo.mcp.message;
+  std::vector<double> work(cusp_mcp_proximal_worksize(p.n) / 8 + 1);
+  cuspMcpProxOptions po = cusp_mcp_proximal_default_options();
+  po.rho0 = 1e-2;
+  int outer[2], iterations[2];
+  for (int k = 0; k < 2; k++) {
+    po.rho_per_residual = k ? 1e2 : 0;
+    std::vector<double> z = cold.z;
+    ProxLcp next = p;  // the next step: the free velocity a few bits off
+    for (int a = 0; a < dup; a++) next.q[a] *= 1 + 1e-6;
+    cuspMcpProblem prob = {next.n, nullptr, nullptr, LcpF, LcpJ, &next, nullptr, 0, 0};
+    opt.warm_start = 1;
+    cuspMcpProxInfo info;
+    cusp_mcp_proximal(z.data(), nullptr, &info, &prob, LcpProx, &opt, &po, work.data(),
+                      work.size() * 8);
+    SCOPED_TRACE(k ? "rho_per_residual 1e2" : "rho0 only");
+    EXPECT_EQ(info.mcp.status, CUSP_LCP_SOLVED) << info.mcp.message;
+    EXPECT_LE(OriginalError(next, z), 2 * opt.tol) << "independent residual of the original LCP";
+    outer[k] = info.outer;
+    iterations[k] = info.inner_iterations;
+  }
+  std::printf("warm start after a 1e-6 change of a 64-box stack's load: rho0 only %d outer / %d Newton steps, "
+              "rho_per_residual %d / %d\n", outer[0], iterations[0], outer[1], iterations[1]);
+  EXPECT_EQ(outer[1], 1);
+  EXPECT_LT(iterations[1], iterations[0]);
+}
+
 TEST(McpProximal, DeterministicAndChecksItsInput) {
   ProxLcp p = Synth(40, 10, 9);
   cuspMcpOptions opt = cusp_mcp_default_options();

@@ -55,6 +55,7 @@ cuspMcpProxOptions cusp_mcp_proximal_default_options(void) {
   cuspMcpProxOptions o;
   o.rho0 = 1e-3;
   o.rho_min = 1e-10;
+  o.rho_per_residual = 0;
   o.rho_max = 1e3;
   o.rho_decrease = 10;
   o.rho_increase = 10;
@@ -192,6 +193,9 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
   in_opt.warm_start = 1;
   mjtNum rho_failed = 0;  // the last rho whose inner solve failed (0: none yet)
   mjtNum rho = po.rho0 > 0 ? fmin(fmax(po.rho0, po.rho_min), po.rho_max) : 1e-3;
+  if (po.rho_per_residual > 0 && isfinite(nat)) {
+    rho = fmax(fmin(rho, po.rho_per_residual * nat), po.rho_min);
+  }
   if (status == CUSP_LCP_MAX_ITER && isfinite(nat) && po.plain_first_iter > 0) {
     plain_newton(z, &nat, &merit, &best_nat, &best_merit, zbest, F_out, &status, info, prob,
                  opt, po.plain_first_iter < po.max_iterations - polish

@@ -39,6 +39,10 @@ typedef void (*cuspMcpProxFn)(void* user, mjtNum rho, const mjtNum* anchor);
 typedef struct cuspMcpProxOptions_ {
   mjtNum rho0;              // first regularisation (dimensionless, default 1e-3)
   mjtNum rho_min;           // rho never goes below this (default 1e-10)
+  mjtNum rho_per_residual;  // > 0: the first rho is at most this times the starting residual (a
+                            // warm start close to the answer, whose active set is already the
+                            // answer's, needs no trust region: a tall resting stack's soft modes
+                            // converge at a rate of about rho per outer step) (default 0: rho0)
   mjtNum rho_max;           // an inner failure at rho_max ends the solve (default 1e3)
   mjtNum rho_decrease;      // rho /= this after an outer step whose inner solve succeeded (10)
   mjtNum rho_increase;      // rho *= this after an inner failure (10)

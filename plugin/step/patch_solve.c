@@ -458,6 +458,7 @@ static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob
   po.plain_first_iter = w->nz <= 96 ? 50 : 0;
   po.polish_iter = 100;
   po.rho0 = 1e-2;
+  po.rho_per_residual = 1e2;  // s/m: a warm start within 1e-6 m/s starts at rho <= 1e-4
   po.rho_max = 1e4;
   po.inner_tol_rel = 1e-3;
   po.inner_tol_factor = 0.5;
