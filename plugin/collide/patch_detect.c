@@ -473,15 +473,18 @@ static mjtNum best_mesh_face(Surface* S, mjtNum* pts, const mjModel* m, const mj
   if (nt <= 0 || nt > CUSP_MESH_MAXTRI) return -INFINITY;
   mjtNum size = m->geom_rbound[g] > 0 ? m->geom_rbound[g] : 1;
   mjtNum best = -INFINITY, bn[3] = {0, 0, 0}, bc[3] = {0, 0, 0};
+  // every triangle's plane once (world frame): normal, point, usable
+  mjtNum pn[3 * CUSP_MESH_MAXTRI], pc[3 * CUSP_MESH_MAXTRI];
+  int ok[CUSP_MESH_MAXTRI];
+  for (int k = 0; k < nt; k++) ok[k] = triangle_plane(pn + 3 * k, pc + 3 * k, m, d, g, tri + 3 * k);
   Surface T;
   memset(&T, 0, sizeof(T));
   for (int k = 0; k < nt; k++) {
-    mjtNum n[3], c[3];
-    if (!triangle_plane(n, c, m, d, g, tri + 3 * k)) continue;
+    const mjtNum *n = pn + 3 * k, *c = pc + 3 * k;
+    if (!ok[k]) continue;
     int seen = 0;  // a plane already measured through an earlier triangle
     for (int j = 0; j < k && !seen; j++) {
-      mjtNum nj[3], cj[3];
-      seen = triangle_plane(nj, cj, m, d, g, tri + 3 * j) && same_plane(nj, cj, n, c, size);
+      seen = ok[j] && same_plane(pn + 3 * j, pc + 3 * j, n, c, size);
     }
     if (seen) continue;
     mju_copy3(T.n, n);
@@ -500,8 +503,7 @@ static mjtNum best_mesh_face(Surface* S, mjtNum* pts, const mjModel* m, const mj
   mjtNum t[3], ob[3];
   complete_frame(t, ob, bn);
   for (int k = 0; k < nt; k++) {
-    mjtNum n[3], c[3];
-    if (!triangle_plane(n, c, m, d, g, tri + 3 * k) || !same_plane(bn, bc, n, c, size)) continue;
+    if (!ok[k] || !same_plane(bn, bc, pn + 3 * k, pc + 3 * k, size)) continue;
     for (int i = 0; i < 3; i++) {
       if (nv == 3 * CUSP_MAXPOLY) return -INFINITY;  // a face of many triangles: not a pad
       mjtNum x[3], r[3];
