@@ -858,6 +858,10 @@ static size_t solve_lcp_bytes(int N, const cuspConditionOptions* opt) {
     size_t chain = cusp_lcp_backend(CUSP_LCP_CHAIN)->worksize(N);
     need = need > chain ? need : chain;
   }
+  if (opt->finish) {
+    size_t fin = cusp_lcp_finish_worksize(N);
+    need = need > fin ? need : fin;
+  }
   size_t rc = CUSP_ALIGN(sizeof(mjtNum) * (size_t)N * N + 8) + cusp_rcond_worksize(N);
   return need > rc ? need : rc;
 }
@@ -1211,9 +1215,15 @@ reselect:
           info->lcp.siconos_error = trial.siconos_error;
           info->lcp.complementarity = trial.complementarity;
           info->lcp.iterations++;
-          info->active_set_finish = 1;
+          info->finish = 1;
         }
       }
+    }
+    if (info->lcp.status != CUSP_LCP_SOLVED && opt->finish && isfinite(info->lcp.residual)) {
+      // that step failed (a singular active set, a wrong row in it): the finish proper
+      // (lcp_finish.c) from the backend's answer on the problem it was given
+      int how = cusp_lcp_finish(z, w, &info->lcp, &prob, &lcp_opt, scratch, scratch_bytes);
+      if (how) info->finish = 1 + how;
     }
     info->lcp.iterations += earlier_iterations;
     earlier_iterations = info->lcp.iterations;
