@@ -295,6 +295,29 @@ static void whiten_structured(mjtNum* Gw, const cuspContactLcp* c, const mjtNum*
   cusp_dtrsm_lower_left(Gw, 'N', L, 1.0, nv, 3 * k, nv, nv);
 }
 
+// Gw's normal columns 3a := L^-1 (normal row of contact a), a < m: what stage 1 reads (the screen,
+// the warm-start donors); the t, o columns are whitened for the kept contacts only, after
+// (whiten_tangents). Column by column the same arithmetic as whiten_structured.
+static void whiten_normals(mjtNum* Gw, const cuspContactLcp* c, const mjtNum* L, int m) {
+  int nv = c->nv;
+  for (int a = 0; a < m; a++) {
+    memcpy(Gw + (size_t)3 * a * nv, c->Jn + (size_t)a * nv, sizeof(mjtNum) * nv);
+  }
+  cusp_dtrsm_lower_left(Gw, 'N', L, 1.0, nv, m, nv, 3 * nv);
+}
+
+// Gw's t, o columns 3a + 1, 3a + 2 := L^-1 (t, o rows of contact sel[a]), a < k
+static void whiten_tangents(mjtNum* Gw, const cuspContactLcp* c, const mjtNum* L, const int* sel,
+                            int k) {
+  int nv = c->nv;
+  for (int a = 0; a < k; a++) {
+    memcpy(Gw + ((size_t)3 * a + 1) * nv, c->Jto + (size_t)2 * sel[a] * nv,
+           sizeof(mjtNum) * 2 * nv);
+  }
+  cusp_dtrsm_lower_left(Gw + nv, 'N', L, 1.0, nv, k, nv, 3 * nv);
+  cusp_dtrsm_lower_left(Gw + 2 * nv, 'N', L, 1.0, nv, k, nv, 3 * nv);
+}
+
 // G (nv x k(1+r)) from Gw (nv x 3k): the normal column, and friction column t = dirs[2t] g_t +
 // dirs[2t+1] g_o (L^-1 is linear: the whitened friction rows)
 static void expand_whitened(mjtNum* G, const mjtNum* Gw, const cuspContactLcp* c, int k) {
@@ -1012,7 +1035,7 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   rank_classes(cls, NULL, c->bn, m);
 reselect:
   if (m > 0) {
-    if (st) whiten_structured(Gw, c, L, NULL, m);
+    if (st) whiten_normals(Gw, c, L, m);  // the kept contacts' t, o columns after stage 1
     else whiten_rows(G, c, L, NULL, m);
   }
   // stage 1: the Cholesky screening, the QR when a decision is close
@@ -1047,6 +1070,7 @@ reselect:
     memmove(Gc + (size_t)a * cw * nv, Gc + (size_t)sel[a] * cw * nv,
             sizeof(mjtNum) * nvv * (size_t)cw);
   }
+  if (st) whiten_tangents(Gw, c, L, sel, k);
   // warm start values of the kept contacts, then clear the outputs
   for (int a = 0; a < k; a++) {
     int i = sel[a];
