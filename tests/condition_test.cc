@@ -392,6 +392,59 @@ TEST(Condition, TangentRowsAndDirectionsEqualExplicitFrictionRows) {
   }
 }
 
+// A warm start whose active set is no longer the answer's (a loaded contact now separates: its
+// free-motion gap speed raised): the one active-set step drives that contact's impulse below 0,
+// and the warm path's further rounds (the negative rows set to 0, the rows with w < -tol added)
+// solve the problem without a backend run. Checked against a cold backend solve and against the
+// LCP conditions on W = Jn Meff^-1 Jn^T formed here by Gaussian elimination.
+TEST(Condition, WarmPathRoundsFollowAContactThatUnloads) {
+  const int nv = 12, m = 6;
+  Contact k(nv, m, 0, {}, 31);
+  cuspConditionOptions opt = cusp_condition_default_options();
+  Out a = RunContact(k, opt);
+  ASSERT_EQ(a.info.lcp.status, CUSP_LCP_SOLVED);
+  int loaded = 0;
+  for (int i = 0; i < m; i++) loaded += a.fn[i] > 0;
+  ASSERT_GE(loaded, 2) << "the premise: several loaded contacts";
+  int i0 = 0;
+  while (!(a.fn[i0] > 0)) i0++;
+  k.bn[i0] = std::fabs(k.bn[i0]) + 1.0;  // separating fast (m/s): its answer is 0
+  Out cold = RunContact(k, opt);
+  ASSERT_EQ(cold.info.lcp.status, CUSP_LCP_SOLVED);
+  ASSERT_EQ(cold.fn[i0], 0);
+  opt.lcp.warm_start = 1;
+  Out warm;
+  warm.fn = a.fn;
+  warm.beta = a.beta;
+  warm.gamma = a.gamma;
+  warm.keep.assign(m, -1);
+  std::vector<double> work(cusp_contact_worksize(nv, m, 0, &opt) / sizeof(double) + 1);
+  cusp_contact_solve(warm.fn.data(), warm.beta.data(), warm.gamma.data(), warm.keep.data(),
+                     &warm.info, &k.c, &opt, work.data(), work.size() * sizeof(double));
+  ASSERT_EQ(warm.info.lcp.status, CUSP_LCP_SOLVED);
+  EXPECT_STREQ(warm.info.lcp.backend, "warm start");
+  EXPECT_GE(warm.info.lcp.iterations, 2);  // more than the one step
+  for (int i = 0; i < m; i++) EXPECT_NEAR(warm.fn[i], cold.fn[i], 1e-8 * (1 + cold.fn[i])) << i;
+  // W = Jn Meff^-1 Jn^T, then z = fn >= 0, w = W fn + bn >= 0, min(z, w) = 0
+  std::vector<double> X(nv * m);  // Meff^-1 Jn^T, column i
+  for (int i = 0; i < m; i++) {
+    std::vector<double> col(k.Jn.begin() + i * nv, k.Jn.begin() + (i + 1) * nv);
+    std::vector<double> x = GaussSolve(k.Meff, col, nv);
+    std::copy(x.begin(), x.end(), X.begin() + i * nv);
+  }
+  for (int i = 0; i < m; i++) {
+    double w = k.bn[i];
+    for (int j = 0; j < m; j++) {
+      double wij = 0;
+      for (int l = 0; l < nv; l++) wij += k.Jn[i * nv + l] * X[j * nv + l];
+      w += wij * warm.fn[j];
+    }
+    EXPECT_GE(warm.fn[i], 0) << i;
+    EXPECT_GE(w, -1e-9) << i;
+    EXPECT_LE(std::fmin(warm.fn[i], w), 1e-9) << i;
+  }
+}
+
 }  // namespace
 
 TEST(Condition, RankSelectionKeepsViolatedContactsOfADependentSet) {

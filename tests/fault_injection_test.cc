@@ -335,26 +335,28 @@ TEST_F(Fault, EveryBackendForcedToFail) {
 
 // With fallback off, the failed backend's own iterate is applied: one Lemke pivot leaves zero
 // impulses and the puck falls through the floor. This is what the key switches off (and what
-// the ablation measures per backend), so a user who turns it off sees the raw backend.
+// the ablation measures per backend), so a user who turns it off sees the raw backend (and the
+// finish off: its active-set rounds solve the puck from any answer).
 TEST_F(Fault, FallbackOffAppliesTheFailedIterate) {
   Load(Puck(1e-3, kRest + 0.005,
             "<config key=\"solver\" value=\"lemke\"/><config key=\"max_iterations\" value=\"1\"/>"
             "<config key=\"tolerance\" value=\"1e-16\"/><config key=\"warm_start\" value=\"false\"/>"
-            "<config key=\"fallback\" value=\"false\"/>"));
+            "<config key=\"fallback\" value=\"false\"/><config key=\"finish\" value=\"false\"/>"));
   Step(1000);
   EXPECT_TRUE(Finite());
   EXPECT_GT(State()[CUSP_STATE_SOLVER_FAILURES], 500);
   EXPECT_LT(d_->qpos[2], kRest - 0.01);
 }
 
-// No false success in the plugin: PGS alone (fallback off) at a reachable tolerance but cut at
-// two sweeps, from cold starts. Every step whose solve did not reach the tolerance is published
+// No false success in the plugin: PGS alone (fallback and finish off) at a reachable tolerance
+// but cut at two sweeps, from cold starts. Every step whose solve did not reach the tolerance is published
 // with its status and counted, step by step; the steps that count are most of the contact steps
 // (two block sweeps do not settle the puck's three coupled contacts).
 TEST_F(Fault, PgsStoppedBeforeConvergenceIsCountedEveryStep) {
   Load(Puck(1e-3, kRest + 0.002,
             "<config key=\"solver\" value=\"pgs\"/><config key=\"max_iterations\" value=\"2\"/>"
-            "<config key=\"warm_start\" value=\"false\"/><config key=\"fallback\" value=\"false\"/>"));
+            "<config key=\"warm_start\" value=\"false\"/><config key=\"fallback\" value=\"false\"/>"
+            "<config key=\"finish\" value=\"false\"/>"));
   int unsolved = 0, contact_steps = 0;
   for (int i = 0; i < 500; i++) {
     mjtNum before = State()[CUSP_STATE_SOLVER_FAILURES];
@@ -373,7 +375,8 @@ TEST_F(Fault, PgsStoppedBeforeConvergenceIsCountedEveryStep) {
 // distance of the disk to the floor at the new configuration (mj_geomDistance, on a copy of the
 // data) within 1e-6 m, whether the solve succeeded or failed and its correction was scaled down.
 // Cases: the default pipeline dropping the tilted puck into the floor, and every step failing
-// (one PGS sweep from cold starts at tolerance 1e-16 without fallback, a 2 mm deep start).
+// (one PGS sweep from cold starts at tolerance 1e-16 without fallback or finish, a 2 mm deep
+// start).
 TEST_F(Fault, MaxPenetrationIsTheGeometrysEvenWhenTheSolveFails) {
   struct Case {
     const char* config;
@@ -383,7 +386,7 @@ TEST_F(Fault, MaxPenetrationIsTheGeometrysEvenWhenTheSolveFails) {
       {"", kRest + 0.003, false},
       {"<config key=\"solver\" value=\"pgs\"/><config key=\"max_iterations\" value=\"1\"/>"
        "<config key=\"tolerance\" value=\"1e-16\"/><config key=\"warm_start\" value=\"false\"/>"
-       "<config key=\"fallback\" value=\"false\"/>",
+       "<config key=\"fallback\" value=\"false\"/><config key=\"finish\" value=\"false\"/>",
        kRest - 0.002, true}};
   for (const Case& c : cases) {
     Load(Puck(1e-3, c.z, c.config));

@@ -295,6 +295,29 @@ static void whiten_structured(mjtNum* Gw, const cuspContactLcp* c, const mjtNum*
   cusp_dtrsm_lower_left(Gw, 'N', L, 1.0, nv, 3 * k, nv, nv);
 }
 
+// Gw's normal columns 3a := L^-1 (normal row of contact a), a < m: what stage 1 reads (the screen,
+// the warm-start donors); the t, o columns are whitened for the kept contacts only, after
+// (whiten_tangents). Column by column the same arithmetic as whiten_structured.
+static void whiten_normals(mjtNum* Gw, const cuspContactLcp* c, const mjtNum* L, int m) {
+  int nv = c->nv;
+  for (int a = 0; a < m; a++) {
+    memcpy(Gw + (size_t)3 * a * nv, c->Jn + (size_t)a * nv, sizeof(mjtNum) * nv);
+  }
+  cusp_dtrsm_lower_left(Gw, 'N', L, 1.0, nv, m, nv, 3 * nv);
+}
+
+// Gw's t, o columns 3a + 1, 3a + 2 := L^-1 (t, o rows of contact sel[a]), a < k
+static void whiten_tangents(mjtNum* Gw, const cuspContactLcp* c, const mjtNum* L, const int* sel,
+                            int k) {
+  int nv = c->nv;
+  for (int a = 0; a < k; a++) {
+    memcpy(Gw + ((size_t)3 * a + 1) * nv, c->Jto + (size_t)2 * sel[a] * nv,
+           sizeof(mjtNum) * 2 * nv);
+  }
+  cusp_dtrsm_lower_left(Gw + nv, 'N', L, 1.0, nv, k, nv, 3 * nv);
+  cusp_dtrsm_lower_left(Gw + 2 * nv, 'N', L, 1.0, nv, k, nv, 3 * nv);
+}
+
 // G (nv x k(1+r)) from Gw (nv x 3k): the normal column, and friction column t = dirs[2t] g_t +
 // dirs[2t+1] g_o (L^-1 is linear: the whitened friction rows)
 static void expand_whitened(mjtNum* G, const mjtNum* Gw, const cuspContactLcp* c, int k) {
@@ -671,18 +694,20 @@ static int psd_solve(mjtNum* x, mjtNum* M, int n, mjtNum tol, mjtNum* y, int* pe
   return 1;
 }
 
-// One Newton step on the rows with z > 0 taken as equalities: A_SS dz_S = -w_S (w = A z + b at
-// z), the others kept at 0. When every such row is a W row (no sliding contact), A_SS is
-// symmetric semidefinite and is solved by pivoted Cholesky (singular when a sticking contact's
-// r friction impulses all carry: W_tt has rank 2); otherwise by LU. Returns 1 and replaces z when the step keeps it nonnegative (the residual then decides);
-// work: N^2 + 2N mjtNum, iwork: 2N int.
+// One Newton step on the rows with z > 0 (act NULL) or act[i] taken as equalities:
+// A_SS dz_S = -w_S (w = A z + b at z), the others kept as they are (0). When every such row is a
+// W row (no sliding contact), A_SS is symmetric semidefinite and is solved by pivoted Cholesky
+// (singular when a sticking contact's r friction impulses all carry: W_tt has rank 2); otherwise
+// by LU. Returns 1 and replaces z when the step keeps it nonnegative, or (clip) with the rows the
+// step takes below 0 set to 0 (the residual then decides); work: N^2 + 2N mjtNum, iwork: 2N int.
 static int warm_polish(mjtNum* z, const mjtNum* w, const cuspContactLcp* c, const mjtNum* G,
-                       const int* sel, int k, mjtNum eps_n, mjtNum* work, int* iwork) {
+                       const int* sel, int k, mjtNum eps_n, const unsigned char* act, int clip,
+                       mjtNum* work, int* iwork) {
   int r = c->r, s = block_size(r), N = k * s, ns = 0, wrows = 1;
   int* S = iwork;       // (N) the rows with z > 0
   int* ipiv = S + N;    // (N)
   for (int i = 0; i < N; i++) {
-    if (z[i] > 0) {
+    if (act ? act[i] : z[i] > 0) {
       S[ns++] = i;
       wrows &= i % s <= r;
     }
@@ -746,9 +771,9 @@ static int warm_polish(mjtNum* z, const mjtNum* w, const cuspContactLcp* c, cons
     ok = cusp_dgetrf(M, ipiv, ns, ns, ns) == 0 &&
          cusp_dgetrs(x, 'N', M, ipiv, ns, 1, ns, ns) == 0;
   }
-  for (int a = 0; a < ns && ok; a++) ok = z[S[a]] + x[a] >= 0;
+  for (int a = 0; a < ns && ok && !clip; a++) ok = z[S[a]] + x[a] >= 0;
   if (!ok) return 0;
-  for (int a = 0; a < ns; a++) z[S[a]] += x[a];
+  for (int a = 0; a < ns; a++) z[S[a]] = max_num(z[S[a]] + x[a], 0.0);
   return 1;
 }
 
@@ -757,13 +782,14 @@ static int warm_polish(mjtNum* z, const mjtNum* w, const cuspContactLcp* c, cons
 // K = sum_a [g_n g_n^T (if fn active) + A g_t g_t^T + B (g_t g_o^T + g_o g_t^T) + C g_o g_o^T],
 // (A, B, C) = sums over S_a of (c^2, c s, s^2); a friction row's step is c (g_t . u) + s (g_o . u).
 // Returns -1 when the set does not qualify (the caller expands G and takes warm_polish), else as
-// warm_polish. work: 2 nv^2 + 3 nv mjtNum; iwork: nv int.
+// warm_polish (act, clip too). work: 2 nv^2 + 3 nv mjtNum; iwork: nv int.
 static int warm_polish_structured(mjtNum* z, const mjtNum* w, const cuspContactLcp* c,
-                                  const mjtNum* Gw, int k, mjtNum* work, int* iwork) {
+                                  const mjtNum* Gw, int k, const unsigned char* act, int clip,
+                                  mjtNum* work, int* iwork) {
   int nv = c->nv, r = c->r, s = block_size(r), N = k * s, ns = 0;
   const mjtNum* dirs = c->dirs;
   for (int i = 0; i < N; i++) {
-    if (z[i] > 0) {
+    if (act ? act[i] : z[i] > 0) {
       if (i % s > r) return -1;  // a sliding contact: LU on A_SS
       ns++;
     }
@@ -781,13 +807,14 @@ static int warm_polish_structured(mjtNum* z, const mjtNum* w, const cuspContactL
     const mjtNum* wb = w + a * s;
     const mjtNum* g[3] = {Gw + (size_t)3 * a * nv, Gw + ((size_t)3 * a + 1) * nv,
                           Gw + ((size_t)3 * a + 2) * nv};
+    const unsigned char* ab = act ? act + a * s : NULL;
     mjtNum coef[3][3] = {{0}}, xs[3] = {0, 0, 0};  // K's 3 x 3 weights over (n, t, o); G_S x
-    if (zb[0] > 0) {
+    if (ab ? ab[0] : zb[0] > 0) {
       coef[0][0] = 1;
       xs[0] = -wb[0];
     }
     for (int t = 0; t < r; t++) {
-      if (!(zb[1 + t] > 0)) continue;
+      if (!(ab ? ab[1 + t] : zb[1 + t] > 0)) continue;
       mjtNum ct = dirs[2 * t], st = dirs[2 * t + 1];
       coef[1][1] += ct * ct;
       coef[1][2] += ct * st;
@@ -819,20 +846,24 @@ static int warm_polish_structured(mjtNum* z, const mjtNum* w, const cuspContactL
         pt += gn[nv + l] * y[l];
         po += gn[2 * nv + l] * y[l];
       }
+      const unsigned char* ab = act ? act + a * s : NULL;
       for (int p = 0; p <= r; p++) {
-        if (!(zb[p] > 0)) continue;
+        if (!(ab ? ab[p] : zb[p] > 0)) continue;
         mjtNum dz = p == 0 ? pn : dirs[2 * (p - 1)] * pt + dirs[2 * (p - 1) + 1] * po;
-        if (pass == 0 && !(zb[p] + dz >= 0)) return 0;
-        if (pass == 1) zb[p] += dz;
+        if (pass == 0 && !clip && !(zb[p] + dz >= 0)) return 0;
+        if (pass == 1) zb[p] = max_num(zb[p] + dz, 0.0);
       }
     }
   }
   return 1;
 }
 
+// the warm path's active-set steps: the first, then up to 3 rounds when it fails
+enum { kWarmRounds = 4 };
+
 static size_t warm_worksize(int nv, int N) {
   size_t NN = (size_t)(N > 0 ? N : 1), nvv = (size_t)(nv > 0 ? nv : 1);
-  return CUSP_ALIGN(sizeof(mjtNum) * (NN * NN + 2 * NN + nvv)) + CUSP_ALIGN(sizeof(int) * 2 * NN);
+  return CUSP_ALIGN(sizeof(mjtNum) * (NN * NN + 2 * NN + nvv)) + CUSP_ALIGN(sizeof(int) * 3 * NN);
 }
 
 //---------------------------------- the pipeline ------------------------------------------------
@@ -857,6 +888,10 @@ static size_t solve_lcp_bytes(int N, const cuspConditionOptions* opt) {
   if (uses_fallback(opt)) {
     size_t chain = cusp_lcp_backend(CUSP_LCP_CHAIN)->worksize(N);
     need = need > chain ? need : chain;
+  }
+  if (opt->finish) {
+    size_t fin = cusp_lcp_finish_worksize(N);
+    need = need > fin ? need : fin;
   }
   size_t rc = CUSP_ALIGN(sizeof(mjtNum) * (size_t)N * N + 8) + cusp_rcond_worksize(N);
   return need > rc ? need : rc;
@@ -1000,7 +1035,7 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   rank_classes(cls, NULL, c->bn, m);
 reselect:
   if (m > 0) {
-    if (st) whiten_structured(Gw, c, L, NULL, m);
+    if (st) whiten_normals(Gw, c, L, m);  // the kept contacts' t, o columns after stage 1
     else whiten_rows(G, c, L, NULL, m);
   }
   // stage 1: the Cholesky screening, the QR when a decision is close
@@ -1035,6 +1070,7 @@ reselect:
     memmove(Gc + (size_t)a * cw * nv, Gc + (size_t)sel[a] * cw * nv,
             sizeof(mjtNum) * nvv * (size_t)cw);
   }
+  if (st) whiten_tangents(Gw, c, L, sel, k);
   // warm start values of the kept contacts, then clear the outputs
   for (int a = 0; a < k; a++) {
     int i = sel[a];
@@ -1073,32 +1109,51 @@ reselect:
     mjtNum* wk = (mjtNum*)scratch;  // warm_worksize: (N^2 + 2N) polish, (nv) y
     mjtNum* y = wk + (size_t)N * N + 2 * N;
     int* iwk = (int*)((char*)scratch + CUSP_ALIGN(sizeof(mjtNum) * ((size_t)N * N + 2 * N + nvv)));
-    mjtNum res_orig;
+    mjtNum res_orig;  // iwk: (2N) polish, (N) the rounds' rows
     if (st) warm_residual_structured(w, &info->lcp, &res_orig, y, z, c, Gw, sel, k, eps_n);
     else warm_residual(w, &info->lcp, &res_orig, y, z, c, G, sel, k, eps_n);
     int solved = info->lcp.residual <= opt->lcp.tol, polished = 0;
     if (!solved) {
+      // the active-set step from the warm start; if it fails (a row it drives below 0, a row it
+      // leaves at w < -tol), further rounds on the rows with z > 0 or w < -tol, the step's
+      // negative rows set to 0: a contact that loads or unloads between steps is then solved
+      // here, without forming A (a rod settling on the floor: 108 of 1000 steps went to the
+      // backends, 4-6 ms each, most of the scene's cost)
+      unsigned char* act = (unsigned char*)(iwk + 2 * N);  // (N) the next round's rows
       memcpy(zf, z, sizeof(mjtNum) * N);
-      int stepped = st ? warm_polish_structured(zf, w, c, Gw, k, wk, iwk) : -1;
-      if (stepped < 0) {
-        if (!expanded) expand_whitened(G, Gw, c, k);
-        expanded = 1;
-        stepped = warm_polish(zf, w, c, G, sel, k, eps_n, wk, iwk);
-      }
-      if (stepped) {
-        cuspLcpInfo trial = info->lcp;
-        mjtNum trial_orig;
-        if (st) warm_residual_structured(w, &trial, &trial_orig, y, zf, c, Gw, sel, k, eps_n);
-        else warm_residual(w, &trial, &trial_orig, y, zf, c, G, sel, k, eps_n);
-        if (trial.residual <= opt->lcp.tol) {
-          memcpy(z, zf, sizeof(mjtNum) * N);
-          info->lcp = trial;
-          res_orig = trial_orig;
-          solved = polished = 1;
-        } else if (ruiz) {
-          candidate = 1;
+      for (int round = 0; round < kWarmRounds && !solved; round++) {
+        const unsigned char* set = round ? act : NULL;
+        int stepped = st ? warm_polish_structured(zf, w, c, Gw, k, set, round > 0, wk, iwk) : -1;
+        if (stepped < 0) {
+          if (!expanded) expand_whitened(G, Gw, c, k);
+          expanded = 1;
+          stepped = warm_polish(zf, w, c, G, sel, k, eps_n, set, round > 0, wk, iwk);
         }
+        if (stepped) {
+          cuspLcpInfo trial = info->lcp;
+          mjtNum trial_orig;
+          if (st) warm_residual_structured(w, &trial, &trial_orig, y, zf, c, Gw, sel, k, eps_n);
+          else warm_residual(w, &trial, &trial_orig, y, zf, c, G, sel, k, eps_n);
+          if (trial.residual <= opt->lcp.tol) {
+            memcpy(z, zf, sizeof(mjtNum) * N);
+            info->lcp = trial;
+            res_orig = trial_orig;
+            solved = 1;
+            polished = round + 1;
+            break;
+          }
+          if (round == 0 && ruiz) {
+            candidate = 1;  // the first step's answer: checked on the scaled problem below
+            memcpy(zs, zf, sizeof(mjtNum) * N);
+          }
+          if (!isfinite(trial.residual)) break;
+        } else if (round > 0) {
+          break;
+        }
+        // w = A zf + b here (after a failed step zf and w are the round's start)
+        for (int i = 0; i < N; i++) act[i] = zf[i] > 0 || w[i] < -opt->lcp.tol;
       }
+      if (candidate && !solved) memcpy(zf, zs, sizeof(mjtNum) * N);
     }
     if (solved) {
       info->lcp.status = CUSP_LCP_SOLVED;
@@ -1199,7 +1254,7 @@ reselect:
       mjtNum trial_orig;
       for (int i = 0; i < N; i++) zf[i] = z[i] * dc[i];
       warm_residual(w, &trial, &trial_orig, y, zf, c, G, sel, k, eps_n);
-      if (warm_polish(zf, w, c, G, sel, k, eps_n, wk, iwk)) {
+      if (warm_polish(zf, w, c, G, sel, k, eps_n, NULL, 0, wk, iwk)) {
         for (int i = 0; i < N; i++) zf[i] /= dc[i];
         cusp_lcp_residual(w, &trial, zf, &prob);
         if (trial.residual <= opt->lcp.tol) {
@@ -1211,9 +1266,15 @@ reselect:
           info->lcp.siconos_error = trial.siconos_error;
           info->lcp.complementarity = trial.complementarity;
           info->lcp.iterations++;
-          info->active_set_finish = 1;
+          info->finish = 1;
         }
       }
+    }
+    if (info->lcp.status != CUSP_LCP_SOLVED && opt->finish && isfinite(info->lcp.residual)) {
+      // that step failed (a singular active set, a wrong row in it): the finish proper
+      // (lcp_finish.c) from the backend's answer on the problem it was given
+      int how = cusp_lcp_finish(z, w, &info->lcp, &prob, &lcp_opt, scratch, scratch_bytes);
+      if (how) info->finish = 1 + how;
     }
     info->lcp.iterations += earlier_iterations;
     earlier_iterations = info->lcp.iterations;

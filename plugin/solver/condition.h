@@ -66,7 +66,9 @@ typedef struct cuspConditionOptions_ {
                             //   that backend) from the same start and keep whichever answer has
                             //   the smaller residual (default 0 here; the plugin's default is 1)
   int finish;               // when the backends (and fallback) stop short of tol, one active-set
-                            //   solve from their answer, kept only if it meets tol (default 1)
+                            //   solve from their answer, then up to 5 active-set rounds with
+                            //   basic solutions, then Lemke (ties by basic values); an answer is kept
+                            //   only if it meets tol (default 1)
 } cuspConditionOptions;
 
 typedef struct cuspConditionInfo_ {
@@ -88,8 +90,10 @@ typedef struct cuspConditionInfo_ {
   int rank_qr;              // 1 if stage 1 needed the pivoted QR (near-dependent normal rows);
                             //   0: the Cholesky screening decided, or stage 1 is off
   int fell_back;            // 1 if the chosen backend failed and the fallback chain ran
-  int active_set_finish;    // 1 if the backends stopped short and one active-set solve from
-                            //   their answer (the rows with z > 0 as equalities) solved it
+  int finish;               // how the finish solved a problem the backends stopped short on:
+                            //   1 one active-set solve from their answer (the rows with z > 0
+                            //   as equalities), 2 active-set rounds with basic solutions from
+                            //   it, 3 Lemke with ties by basic values; 0 not needed or not solved
 } cuspConditionInfo;
 
 cuspConditionOptions cusp_condition_default_options(void);

@@ -46,6 +46,12 @@ typedef struct cuspLcpOptions_ {
   int warm_start;       // nonzero: z passed in is the initial guess (FB Newton, PGS); else z0 = 0
   mjtNum pgs_omega;     // PGS/SOR relaxation in (0, 2); 1 = Gauss-Seidel
   mjtNum lemke_pivot_tol;  // Lemke: column entries <= this (relative) are not pivot candidates
+  int lemke_value_ties; // Lemke's ratio test: 0 rows whose ratio is within 1e-12 (1 + |best|)
+                        // of the best tie (default); 1 rows that the best ratio would leave
+                        // below -1e-13 max|basic value| tie (a tolerance on the ratio is
+                        // multiplied by the row's column entry: 2.6e-10 below zero at an entry
+                        // of 260 on degenerate friction LCPs); neither rule solves every
+                        // problem the other does
   mjtNum newton_lm_min; // FB Newton: smallest Levenberg-Marquardt damping (relative to ||H||^2)
   int chain[4];         // fallback chain: backend ids (cuspLcpBackendId), terminated by -1
   int block;            // PGS: > 1 sweeps over consecutive blocks of this size, each solved
@@ -178,6 +184,16 @@ size_t cusp_lcp_ncpsmooth_worksize(int n);
 cuspLcpStatus cusp_lcp_ncpsmooth(mjtNum* z, mjtNum* w, cuspLcpInfo* info,
                                  const cuspLcpProblem* prob, const cuspLcpOptions* opt, void* work,
                                  size_t work_bytes);
+// The finish of a problem a backend stopped short on (lcp_finish.c): z (n) in, the backend's
+// answer; at most 5 active-set rounds from it (basic solutions of the active systems, which are
+// singular on friction LCPs), then Lemke with lemke_value_ties (through the backend table: its
+// pivots come from opt's work pool). Standard bounds only. Returns 1 (rounds) or 2 (Lemke) with
+// z, w = M z + q and info (status solved, residuals, iterations and work added) of the answer
+// that meets opt->tol; 0: z unchanged, w = M z + q, info as given but for the iterations and
+// work spent. work: cusp_lcp_finish_worksize(n) bytes.
+size_t cusp_lcp_finish_worksize(int n);
+int cusp_lcp_finish(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const cuspLcpProblem* prob,
+                    const cuspLcpOptions* opt, void* work, size_t work_bytes);
 // opt with `id` taken out of its chain (the others keep their order)
 cuspLcpOptions cusp_lcp_chain_without(const cuspLcpOptions* opt, cuspLcpBackendId id);
 

@@ -35,16 +35,22 @@ static void lemke_column(mjtNum* c, int v, const mjtNum* binv, const cuspLcpProb
 }
 
 // lexicographic minimum ratio among rows cand[0..ncand-1]; prefers the z0 row on a tie in the
-// first component (so the method terminates as early as possible).
+// first component (so the method terminates as early as possible). value_ties: the tie test of
+// cuspLcpOptions.lemke_value_ties.
 static int lemke_ratio(int* cand, int ncand, const mjtNum* c, const mjtNum* qbar,
-                       const mjtNum* binv, const int* basis, int n) {
+                       const mjtNum* binv, const int* basis, int n, int value_ties) {
   mjtNum best = INFINITY;
   for (int k = 0; k < ncand; k++) best = fmin(best, qbar[cand[k]] / c[cand[k]]);
-  mjtNum tie = 1e-12 * (1 + fabs(best));
+  mjtNum tie = 1e-12 * (1 + fabs(best)), qmax = 0;
+  if (value_ties) {
+    for (int i = 0; i < n; i++) qmax = fmax(qmax, fabs(qbar[i]));
+  }
   int m = 0;
   for (int k = 0; k < ncand; k++) {
     int r = cand[k];
-    if (qbar[r] / c[r] <= best + tie) cand[m++] = r;
+    if (value_ties ? qbar[r] - best * c[r] <= 1e-13 * qmax : qbar[r] / c[r] <= best + tie) {
+      cand[m++] = r;
+    }
   }
   for (int k = 0; k < m; k++) {
     if (basis[cand[k]] == 2 * n) return cand[k];
@@ -187,7 +193,7 @@ cuspLcpStatus cusp_lcp_lemke(mjtNum* z, mjtNum* w_out, cuspLcpInfo* info,
         info->message = "secondary ray";
         break;
       }
-      int r = lemke_ratio(cand, ncand, c, qbar, binv, basis, n);
+      int r = lemke_ratio(cand, ncand, c, qbar, binv, basis, n, opt->lemke_value_ties);
       lemke_pivot(binv, qbar, c, r, n);
       leaving = basis[r];
       basis[r] = entering;

@@ -2,7 +2,9 @@
 tolerance has its answer finished by one active-set solve, kept only if it meets the tolerance.
 PGS without fallback on a rod lying across a cylinder (mjcf/rod_over_cylinder.xml, 1000 steps):
 its sweeps converge linearly and stop short on some steps; finished, they solve every step, and the
-rod ends where the default chain puts it."""
+rod ends where the default chain puts it. PGS runs from cold starts (warm_start false): with warm
+starts the warm path's own active-set rounds answer every step of this scene before any backend
+runs."""
 import pathlib
 
 import mujoco
@@ -26,8 +28,8 @@ def run(**keys):
 def test_pgs_finished_by_an_active_set_solve_solves_every_step():
     chain_failures, q_chain = run()
     assert chain_failures == 0
-    raw_failures, _ = run(solver="pgs", fallback="false", finish="false")
-    failures, q = run(solver="pgs", fallback="false")
+    raw_failures, _ = run(solver="pgs", fallback="false", finish="false", warm_start="false")
+    failures, q = run(solver="pgs", fallback="false", warm_start="false")
     assert raw_failures >= 1, "the premise: PGS alone stops short on some steps"
     assert failures == 0
     # the same contact answer as the chain's, to the solvers' tolerance integrated over 1 s
@@ -35,6 +37,7 @@ def test_pgs_finished_by_an_active_set_solve_solves_every_step():
 
 
 def test_finish_lowers_the_failures_of_a_short_pgs_budget():
-    raw_failures, _ = run(solver="pgs", fallback="false", finish="false", max_iterations="20")
-    failures, _ = run(solver="pgs", fallback="false", max_iterations="20")
+    raw_failures, _ = run(solver="pgs", fallback="false", finish="false", max_iterations="20",
+                          warm_start="false")
+    failures, _ = run(solver="pgs", fallback="false", max_iterations="20", warm_start="false")
     assert failures < raw_failures
