@@ -377,8 +377,9 @@ TEST(McpProximal, WarmStartNearTheAnswerOfATallStackTakesOneOuterStep) {
     outer[k] = info.outer;
     iterations[k] = info.inner_iterations;
   }
-  std::printf("warm start after a 1e-6 change of a 64-box stack's load: rho0 only %d outer / %d Newton steps, "
-              "rho_per_residual %d / %d\n", outer[0], iterations[0], outer[1], iterations[1]);
+  std::printf("warm start after a 1e-6 change of a 64-box stack's load: rho0 only %d outer / %d "
+              "Newton steps, rho_per_residual %d / %d\n",
+              outer[0], iterations[0], outer[1], iterations[1]);
   EXPECT_EQ(outer[1], 1);
   EXPECT_LT(iterations[1], iterations[0]);
 }

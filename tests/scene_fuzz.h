@@ -574,7 +574,8 @@ struct EnergyLedger {
   std::vector<int> bodies;      // free-joint bodies
   std::vector<int> held;        // bodies of weld and connect equalities
   double charged = 0;           // J, sum of the counted changes since the start
-  bool whole = false;           // a joint other than free: count d->energy instead
+  bool whole = false;           // a joint other than free: count d->energy instead (after
+                                // mj_step, the energy of the state before it: its forward's)
 
   void Start(const mjModel* m, const mjData* d) {
     last.assign(m->nbody, 0);
