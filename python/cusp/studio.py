@@ -27,6 +27,8 @@ import abc
 import collections.abc
 import ctypes
 import dataclasses
+import glob
+import os
 from typing import Any
 
 
@@ -233,6 +235,13 @@ class CuspPanel(plugin.ViewerPlugin):
     def _on_model(self, _: messages.PostModelEvent) -> None:
         self._snapshot = None  # the viewer cleared its extra geoms; old markers are stale
         self._drawn = []
+        self._frames = 0
+
+    #: frames a model is drawn without markers after it is loaded: Studio's Filament renderer
+    #: (4.0, Mesa's software OpenGL) crashed (SIGSEGV in render) when marker geoms arrived while
+    #: it was still setting up a new model's scene, in 2 to 4 of 4 runs of push_slide or of a
+    #: resting box; with the markers held back this long, 0 of 10 (docs/studio.md)
+    SETTLE_FRAMES = 60
 
     @property
     def rows(self) -> list[dict]:
@@ -244,7 +253,8 @@ class CuspPanel(plugin.ViewerPlugin):
         viewer = self.viewer
         flags = viewer.vis_options.flags
         geoms: list[mujoco.MjvGeom] = []
-        if self._snapshot is not None:
+        self._frames = getattr(self, "_frames", 0) + 1
+        if self._snapshot is not None and self._frames > self.SETTLE_FRAMES:
             if flags[mujoco.mjtVisFlag.mjVIS_CONTACTPOINT]:
                 geoms += self._snapshot.points.geoms(self._point_geoms)
             if flags[mujoco.mjtVisFlag.mjVIS_CONTACTFORCE]:
@@ -319,6 +329,43 @@ def _panel_gui(imgui: Any, rows: list[dict]) -> None:
 
 # ------------------------------------ launching --------------------------------------------------
 
+def has_gpu() -> bool:
+    """Whether this machine has a GPU device that OpenGL can render on: a DRM render node
+    (/dev/dri/renderD*, Mesa's hardware drivers) or NVIDIA's device (/dev/nvidiactl)."""
+    return bool(glob.glob("/dev/dri/renderD*")) or os.path.exists("/dev/nvidiactl")
+
+
+def default_gfx(gfx: str) -> str:
+    """Studio's graphics mode for a request: ``gfx`` if given; without a GPU
+    ('opengl_software', Mesa's software OpenGL: Studio's default mode aborts there, "Target not
+    found" and then "Engine::shutdown() called from the wrong thread"); else Studio's default
+    ('')."""
+    if gfx:
+        return gfx
+    return "" if has_gpu() else "opengl_software"
+
+
+def _software_gl_by_default() -> None:
+    """``mujoco-studio --plugins`` this file: Studio has made its configuration before it
+    imports plugin files, so the default graphics mode is chosen where Studio launches its
+    native window (mujoco.studio.launch_native.launch), with :func:`default_gfx`."""
+    from mujoco.studio import launch_native
+
+    launch = launch_native.launch
+    if getattr(launch, "cusp_default_gfx", False):
+        return
+
+    def launch_with_gfx(config, *args, **kwargs):
+        config.gfx = default_gfx(config.gfx)
+        return launch(config, *args, **kwargs)
+
+    launch_with_gfx.cusp_default_gfx = True  # type: ignore[attr-defined]
+    launch_native.launch = launch_with_gfx
+
+
+_software_gl_by_default()
+
+
 def plugins() -> list:
     """Studio's default plugins (its App, stepping and history) plus cusp's two."""
     from mujoco.studio import app as studio_app
@@ -328,8 +375,10 @@ def plugins() -> list:
 
 def run(scene: str, gfx: str = "", width: int = 1200, height: int = 800, port: int = 0) -> None:
     """Open ``scene`` in MuJoCo Studio with cusp's markers and panel (blocks until the window
-    closes). ``gfx``: Studio's graphics mode ('' its default, 'opengl_software', 'web', ...)."""
+    closes). ``gfx``: Studio's graphics mode ('' :func:`default_gfx`: Studio's default with a
+    GPU, 'opengl_software' without; 'web', 'opengl', ...)."""
     from mujoco.studio import launch_passive, viewer_protocol
 
-    config = viewer_protocol.ViewerConfig(width=width, height=height, gfx=gfx, http_port=port)
+    config = viewer_protocol.ViewerConfig(width=width, height=height, gfx=default_gfx(gfx),
+                                          http_port=port)
     launch_passive.run(config, model_path=scene, plugins=plugins())
