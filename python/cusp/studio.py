@@ -235,7 +235,6 @@ class CuspPanel(plugin.ViewerPlugin):
     def _on_model(self, _: messages.PostModelEvent) -> None:
         self._snapshot = None  # the viewer cleared its extra geoms; old markers are stale
         self._drawn = []
-        self._frames = 0
 
     #: frames a model is drawn without markers after it is loaded: Studio's Filament renderer
     #: (4.0, Mesa's software OpenGL) crashed (SIGSEGV in render) when marker geoms arrived while
@@ -253,7 +252,12 @@ class CuspPanel(plugin.ViewerPlugin):
         viewer = self.viewer
         flags = viewer.vis_options.flags
         geoms: list[mujoco.MjvGeom] = []
-        self._frames = getattr(self, "_frames", 0) + 1
+        # frames since the viewer's model object last changed (Studio sends PostModelEvent more
+        # often than it loads a model, so that event does not restart the count)
+        model_id = id(getattr(viewer, "model", None))
+        if model_id != getattr(self, "_model_id", None):
+            self._model_id, self._frames = model_id, 0
+        self._frames += 1
         if self._snapshot is not None and self._frames > self.SETTLE_FRAMES:
             if flags[mujoco.mjtVisFlag.mjVIS_CONTACTPOINT]:
                 geoms += self._snapshot.points.geoms(self._point_geoms)
