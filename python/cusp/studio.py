@@ -286,6 +286,10 @@ class CuspPanel(plugin.ViewerPlugin):
         imgui.End()
 
 
+#: pixels from the panel's left edge to its value column
+VALUE_X = 44.0
+
+
 def _mode_colour(imgui: Any, mode: int) -> Any:
     """The marker colour of a mode (plugin/publish/visualize.c): stick blue, slide red, break green."""
     from cusp.visual import MODE_RGB
@@ -296,7 +300,7 @@ def _mode_colour(imgui: Any, mode: int) -> Any:
 
 def _panel_gui(imgui: Any, rows: list[dict]) -> None:
     """The panel's lines, narrow enough for a side pane: the instance's counters, then per
-    registered body its mode (in its marker colour) and a quantity | value table."""
+    registered body its mode (in its marker colour) and its quantities, one per line."""
     if not rows:
         imgui.TextUnformatted("no cusp.contact instance")
         return
@@ -314,21 +318,19 @@ def _panel_gui(imgui: Any, rows: list[dict]) -> None:
                               imgui.Vec2(12, 12))
             imgui.SameLine()
             imgui.TextColored(colour, f"{body['name']}: {body['mode_name']}")
-            flags = int(imgui.TableFlags.BordersInnerV) | int(imgui.TableFlags.SizingFixedFit)
-            if imgui.BeginTable(f"##cusp_{row['name']}_{body['name']}", 2, flags):
-                ecp = "{:+.4f} {:+.4f} {:+.4f}".format(*body["ecp"])
-                for label, value in (("Ln", f"{body['Ln']:.4g} N s"),
-                                     ("Lt", f"{body['Lt']:.3g} N s"),
-                                     ("Lo", f"{body['Lo']:.3g} N s"),
-                                     ("Lr", f"{body['Lr']:.3g} N m s"),
-                                     ("Fn", f"{body['normal_force']:.4g} N"),
-                                     ("ECP", f"{ecp} m")):
-                    imgui.TableNextRow()
-                    imgui.TableNextColumn()
-                    imgui.TextUnformatted(label)
-                    imgui.TableNextColumn()
-                    imgui.TextUnformatted(value)
-                imgui.EndTable()
+            # label | value lines aligned by SameLine, not an ImGui table: Studio 4.0's UI
+            # renderer (Filament, Mesa's software OpenGL) crashed (SIGSEGV in render, after
+            # 100 to 180 s) with this panel's tables under its own background rectangle
+            ecp = "{:+.4f} {:+.4f} {:+.4f}".format(*body["ecp"])
+            for label, value in (("Ln", f"{body['Ln']:.4g} N s"),
+                                 ("Lt", f"{body['Lt']:.3g} N s"),
+                                 ("Lo", f"{body['Lo']:.3g} N s"),
+                                 ("Lr", f"{body['Lr']:.3g} N m s"),
+                                 ("Fn", f"{body['normal_force']:.4g} N"),
+                                 ("ECP", f"{ecp} m")):
+                imgui.TextUnformatted(label)
+                imgui.SameLine(VALUE_X)
+                imgui.TextUnformatted(value)
 
 
 # ------------------------------------ launching --------------------------------------------------

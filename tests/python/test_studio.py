@@ -297,12 +297,14 @@ NEEDS_X = pytest.mark.skipif(not (XVFB_BIN and FFMPEG),
 def test_studio_shows_markers_and_panel_without_flags(tmp_path, how):
     """Studio's native window on a machine without a GPU, no --gfx given: cusp chooses Mesa's
     software OpenGL (Studio's default mode aborts there), the resting box's markers and the cusp
-    panel show."""
+    panel show, and Studio keeps running 60 s more (with its per-body values in ImGui tables over
+    the panel's own background, it crashed in render 95 to 180 s after the start, in 9 of 10
+    runs)."""
     if studio.has_gpu():
         pytest.skip("a GPU: Studio's default graphics mode is used")
     scene = tmp_path / "box.xml"
     scene.write_text(BOX_XML)
-    image = studio_screenshot(studio_commands(scene)[how], tmp_path, studio_env())
+    image = studio_screenshot(studio_commands(scene)[how], tmp_path, studio_env(), survive=60.0)
     check_studio_screenshot(image)
     assert str(REPO / "build" / "libcusp.so") in (tmp_path / "maps.txt").read_text()
 
