@@ -197,7 +197,7 @@ XVFB_BIN = shutil.which("Xvfb")
 
 
 def studio_screenshot(command: list[str], workdir: pathlib.Path, env: dict, check=None,
-                      timeout: float = 240.0, survive: float = 0.0) -> np.ndarray:
+                      timeout: float = 480.0, survive: float = 0.0) -> np.ndarray:
     """Run ``command`` (a Studio launch) on its own Xvfb screen and grab the screen every second
     until a picture passes ``check`` (default :func:`check_studio_screenshot`): the wait ends
     when the window shows what is checked, however slow the machine, and fails after
