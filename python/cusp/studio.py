@@ -237,9 +237,9 @@ class CuspPanel(plugin.ViewerPlugin):
         self._drawn = []
 
     #: frames a model is drawn without markers after it is loaded: Studio's Filament renderer
-    #: (4.0, Mesa's software OpenGL) crashed (SIGSEGV in render) when marker geoms arrived while
-    #: it was still setting up a new model's scene, in 2 to 4 of 4 runs of push_slide or of a
-    #: resting box; with the markers held back this long, 0 of 10 (docs/studio.md)
+    #: (4.0, Mesa's software OpenGL) crashed (SIGSEGV in render) at its third frame when the
+    #: markers were drawn from the first; held back this long, no such crash was seen
+    #: (docs/studio.md)
     SETTLE_FRAMES = 60
 
     @property
