@@ -237,11 +237,10 @@ class CuspPanel(plugin.ViewerPlugin):
         self._drawn = []
 
     #: frames a model is drawn without markers after it is loaded: Studio's Filament renderer
-    #: (4.0, Mesa's software OpenGL) crashed (SIGSEGV in render, two frames later) when the
-    #: markers were among the extra geoms of the sync that creates its scene for the model (the
-    #: first frame after the model changes), in 3 of 3 runs; from the second frame or the third
-    #: on, 0 of 3 (docs/studio.md). One frame of margin.
-    SETTLE_FRAMES = 2
+    #: (4.0, Mesa's software OpenGL) crashed (SIGSEGV in render) at its third frame when the
+    #: markers were drawn from the first; held back this long, no such crash was seen
+    #: (docs/studio.md)
+    SETTLE_FRAMES = 60
 
     @property
     def rows(self) -> list[dict]:

@@ -324,8 +324,8 @@ def sliding_markers(image: np.ndarray) -> None:
 @pytest.mark.parametrize("how", ["python -m cusp studio", "mujoco-studio --plugins"])
 def test_studio_runs_push_slide_without_crashing(tmp_path, how):
     """mjcf/push_slide.xml in Studio without flags: the sliding block's markers show and Studio
-    keeps running 10 s more (Filament crashed when the markers were in the sync that creates its
-    scene for the model: studio.CuspPanel.SETTLE_FRAMES). CUSP_STUDIO_RUNS repeats it
+    keeps running 10 s more (Filament crashed in 2 to 4 of 4 runs when the markers arrived while
+    it set up the model's scene: studio.CuspPanel.SETTLE_FRAMES). CUSP_STUDIO_RUNS repeats it
     (10 when measured: docs/studio.md)."""
     if studio.has_gpu():
         pytest.skip("a GPU: Studio's default graphics mode is used")
