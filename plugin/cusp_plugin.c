@@ -145,8 +145,9 @@ static void cusp_visualize(const mjModel* m, mjData* d, const mjvOption* opt, mj
                            int instance) {
   const cuspInstance* inst = get_instance(m, d, instance);
   if (!inst || !inst->cfg.visualize) return;
+  const cuspMarkerSize size = cusp_marker_size(m);
   cusp_visualize_step(scn, opt, inst->work.contacts, inst->work.ncontact, inst->work.patch.set.patch,
-                      inst->work.patch.set.npatch, m->opt.timestep, inst->cfg.force_scale);
+                      inst->work.patch.set.npatch, m->opt.timestep, inst->cfg.force_scale, &size);
 }
 
 //---------------------------------- registration ---------------------------------------------------

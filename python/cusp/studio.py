@@ -27,6 +27,8 @@ import abc
 import collections.abc
 import ctypes
 import dataclasses
+import glob
+import os
 from typing import Any
 
 
@@ -234,6 +236,12 @@ class CuspPanel(plugin.ViewerPlugin):
         self._snapshot = None  # the viewer cleared its extra geoms; old markers are stale
         self._drawn = []
 
+    #: frames a model is drawn without markers after it is loaded: Studio's Filament renderer
+    #: (4.0, Mesa's software OpenGL) crashed (SIGSEGV in render) at its third frame when the
+    #: markers were drawn from the first; held back this long, no such crash was seen
+    #: (docs/studio.md)
+    SETTLE_FRAMES = 60
+
     @property
     def rows(self) -> list[dict]:
         """The numbers the panel shows (:func:`panel_rows` of the last step received)."""
@@ -244,7 +252,13 @@ class CuspPanel(plugin.ViewerPlugin):
         viewer = self.viewer
         flags = viewer.vis_options.flags
         geoms: list[mujoco.MjvGeom] = []
-        if self._snapshot is not None:
+        # frames since the viewer's model object last changed (Studio sends PostModelEvent more
+        # often than it loads a model, so that event does not restart the count)
+        model_id = id(getattr(viewer, "model", None))
+        if model_id != getattr(self, "_model_id", None):
+            self._model_id, self._frames = model_id, 0
+        self._frames += 1
+        if self._snapshot is not None and self._frames > self.SETTLE_FRAMES:
             if flags[mujoco.mjtVisFlag.mjVIS_CONTACTPOINT]:
                 geoms += self._snapshot.points.geoms(self._point_geoms)
             if flags[mujoco.mjtVisFlag.mjVIS_CONTACTFORCE]:
@@ -272,6 +286,10 @@ class CuspPanel(plugin.ViewerPlugin):
         imgui.End()
 
 
+#: pixels from the panel's left edge to its value column
+VALUE_X = 44.0
+
+
 def _mode_colour(imgui: Any, mode: int) -> Any:
     """The marker colour of a mode (plugin/publish/visualize.c): stick blue, slide red, break green."""
     from cusp.visual import MODE_RGB
@@ -282,7 +300,7 @@ def _mode_colour(imgui: Any, mode: int) -> Any:
 
 def _panel_gui(imgui: Any, rows: list[dict]) -> None:
     """The panel's lines, narrow enough for a side pane: the instance's counters, then per
-    registered body its mode (in its marker colour) and a quantity | value table."""
+    registered body its mode (in its marker colour) and its quantities, one per line."""
     if not rows:
         imgui.TextUnformatted("no cusp.contact instance")
         return
@@ -300,24 +318,59 @@ def _panel_gui(imgui: Any, rows: list[dict]) -> None:
                               imgui.Vec2(12, 12))
             imgui.SameLine()
             imgui.TextColored(colour, f"{body['name']}: {body['mode_name']}")
-            flags = int(imgui.TableFlags.BordersInnerV) | int(imgui.TableFlags.SizingFixedFit)
-            if imgui.BeginTable(f"##cusp_{row['name']}_{body['name']}", 2, flags):
-                ecp = "{:+.4f} {:+.4f} {:+.4f}".format(*body["ecp"])
-                for label, value in (("Ln", f"{body['Ln']:.4g} N s"),
-                                     ("Lt", f"{body['Lt']:.3g} N s"),
-                                     ("Lo", f"{body['Lo']:.3g} N s"),
-                                     ("Lr", f"{body['Lr']:.3g} N m s"),
-                                     ("Fn", f"{body['normal_force']:.4g} N"),
-                                     ("ECP", f"{ecp} m")):
-                    imgui.TableNextRow()
-                    imgui.TableNextColumn()
-                    imgui.TextUnformatted(label)
-                    imgui.TableNextColumn()
-                    imgui.TextUnformatted(value)
-                imgui.EndTable()
+            # label | value lines aligned by SameLine, not an ImGui table: Studio 4.0's UI
+            # renderer (Filament, Mesa's software OpenGL) crashed (SIGSEGV in render, after
+            # 100 to 180 s) with this panel's tables under its own background rectangle
+            ecp = "{:+.4f} {:+.4f} {:+.4f}".format(*body["ecp"])
+            for label, value in (("Ln", f"{body['Ln']:.4g} N s"),
+                                 ("Lt", f"{body['Lt']:.3g} N s"),
+                                 ("Lo", f"{body['Lo']:.3g} N s"),
+                                 ("Lr", f"{body['Lr']:.3g} N m s"),
+                                 ("Fn", f"{body['normal_force']:.4g} N"),
+                                 ("ECP", f"{ecp} m")):
+                imgui.TextUnformatted(label)
+                imgui.SameLine(VALUE_X)
+                imgui.TextUnformatted(value)
 
 
 # ------------------------------------ launching --------------------------------------------------
+
+def has_gpu() -> bool:
+    """Whether this machine has a GPU device that OpenGL can render on: a DRM render node
+    (/dev/dri/renderD*, Mesa's hardware drivers) or NVIDIA's device (/dev/nvidiactl)."""
+    return bool(glob.glob("/dev/dri/renderD*")) or os.path.exists("/dev/nvidiactl")
+
+
+def default_gfx(gfx: str) -> str:
+    """Studio's graphics mode for a request: ``gfx`` if given; without a GPU
+    ('opengl_software', Mesa's software OpenGL: Studio's default mode aborts there, "Target not
+    found" and then "Engine::shutdown() called from the wrong thread"); else Studio's default
+    ('')."""
+    if gfx:
+        return gfx
+    return "" if has_gpu() else "opengl_software"
+
+
+def _software_gl_by_default() -> None:
+    """``mujoco-studio --plugins`` this file: Studio has made its configuration before it
+    imports plugin files, so the default graphics mode is chosen where Studio launches its
+    native window (mujoco.studio.launch_native.launch), with :func:`default_gfx`."""
+    from mujoco.studio import launch_native
+
+    launch = launch_native.launch
+    if getattr(launch, "cusp_default_gfx", False):
+        return
+
+    def launch_with_gfx(config, *args, **kwargs):
+        config.gfx = default_gfx(config.gfx)
+        return launch(config, *args, **kwargs)
+
+    launch_with_gfx.cusp_default_gfx = True  # type: ignore[attr-defined]
+    launch_native.launch = launch_with_gfx
+
+
+_software_gl_by_default()
+
 
 def plugins() -> list:
     """Studio's default plugins (its App, stepping and history) plus cusp's two."""
@@ -328,8 +381,10 @@ def plugins() -> list:
 
 def run(scene: str, gfx: str = "", width: int = 1200, height: int = 800, port: int = 0) -> None:
     """Open ``scene`` in MuJoCo Studio with cusp's markers and panel (blocks until the window
-    closes). ``gfx``: Studio's graphics mode ('' its default, 'opengl_software', 'web', ...)."""
+    closes). ``gfx``: Studio's graphics mode ('' :func:`default_gfx`: Studio's default with a
+    GPU, 'opengl_software' without; 'web', 'opengl', ...)."""
     from mujoco.studio import launch_passive, viewer_protocol
 
-    config = viewer_protocol.ViewerConfig(width=width, height=height, gfx=gfx, http_port=port)
+    config = viewer_protocol.ViewerConfig(width=width, height=height, gfx=default_gfx(gfx),
+                                          http_port=port)
     launch_passive.run(config, model_path=scene, plugins=plugins())

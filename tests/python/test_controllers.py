@@ -162,7 +162,7 @@ def test_sync_viewer_puts_cusp_markers_in_the_user_scene():
     n = cusp.sync_viewer(viewer, model, data)
     assert n >= 2 and viewer.user_scn.ngeom == n and viewer.synced == 1  # ECP disc + arrow
     discs = [viewer.user_scn.geoms[i] for i in range(n)
-             if viewer.user_scn.geoms[i].type == mujoco.mjtGeom.mjGEOM_CYLINDER]
+             if viewer.user_scn.geoms[i].type == mujoco.mjtGeom.mjGEOM_ELLIPSOID]
     np.testing.assert_allclose(discs[0].pos, cusp.contacts(model, data).ecp[0], atol=1e-6)
     twin = cusp.load_spec(REPO / "mjcf" / "push_slide.xml", stock=True).compile()
     twin_data = mujoco.MjData(twin)

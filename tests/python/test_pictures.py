@@ -37,7 +37,7 @@ def test_markers_follow_the_contact_point_and_force_flags():
     base = len(scene_geoms(model, data, option))  # defaults: both flags off, no markers
     cusp.show_contacts(option, points=True, forces=False)
     geoms = scene_geoms(model, data, option)
-    discs = [g for g in geoms if g.type == mujoco.mjtGeom.mjGEOM_CYLINDER]
+    discs = [g for g in geoms if g.type == mujoco.mjtGeom.mjGEOM_ELLIPSOID]
     assert len(geoms) == base + 1 and len(discs) == 1
     ecp = cusp.contacts(model, data).ecp[0]
     np.testing.assert_allclose(discs[0].pos, ecp, atol=1e-6)  # the disc sits at the ECP

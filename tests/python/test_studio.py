@@ -9,6 +9,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import time
 import types
 
 import mujoco
@@ -130,7 +131,7 @@ def test_markers_go_from_the_simulation_to_the_viewers_extra_geoms():
     (arrow,) = snapshot.forces.geoms()
     assert snapshot.rows == studio.panel_rows(model, data)
     ecp = studio.panel_rows(model, data)[0]["bodies"][0]["ecp"]
-    assert disc.type == mujoco.mjtGeom.mjGEOM_CYLINDER
+    assert disc.type == mujoco.mjtGeom.mjGEOM_ELLIPSOID
     assert np.allclose(disc.pos, ecp, atol=1e-6)  # float32 positions
     assert np.allclose(disc.rgba, (*MODE_RGB[cusp.MODE_STICK], 1.0))
     assert arrow.type == mujoco.mjtGeom.mjGEOM_ARROW
@@ -144,13 +145,17 @@ def test_markers_go_from_the_simulation_to_the_viewers_extra_geoms():
     assert panel.rows == []
     panel._on_snapshot(snapshot)
     assert panel.rows == snapshot.rows
+    # the first SETTLE_FRAMES frames of a model are drawn without markers (Filament's set-up)
+    for _ in range(studio.CuspPanel.SETTLE_FRAMES):
+        panel._on_update(studio.messages.UpdateEvent())
+        assert viewer.extra_geoms == [others]
     panel._on_update(studio.messages.UpdateEvent())
     types_drawn = [g.type for g in viewer.extra_geoms]
     assert viewer.extra_geoms[0] is others
-    assert types_drawn[1:] == [mujoco.mjtGeom.mjGEOM_CYLINDER, mujoco.mjtGeom.mjGEOM_ARROW]
+    assert types_drawn[1:] == [mujoco.mjtGeom.mjGEOM_ELLIPSOID, mujoco.mjtGeom.mjGEOM_ARROW]
     viewer.vis_options.flags[mujoco.mjtVisFlag.mjVIS_CONTACTFORCE] = 0  # key F
     panel._on_update(studio.messages.UpdateEvent())
-    assert [g.type for g in viewer.extra_geoms][1:] == [mujoco.mjtGeom.mjGEOM_CYLINDER]
+    assert [g.type for g in viewer.extra_geoms][1:] == [mujoco.mjtGeom.mjGEOM_ELLIPSOID]
     viewer.vis_options.flags[mujoco.mjtVisFlag.mjVIS_CONTACTPOINT] = 0  # key C
     panel._on_update(studio.messages.UpdateEvent())
     assert viewer.extra_geoms == [others]
@@ -188,42 +193,80 @@ def test_cli_errors_are_one_line(tmp_path):
 # ------------------------------------ the native window ------------------------------------------
 
 SCREEN = (1280, 1024)  # Xvfb screen; Studio's window is 1200 x 800, centred
-
-STUDIO_SCRIPT = """set -u
-"$@" > "$LOG" 2>&1 &
-pid=$!
-for i in $(seq 240); do  # up to 2 min for Filament's OpenGL backend to start
-  grep -q "FEngine feature level" "$LOG" && break
-  kill -0 $pid 2> /dev/null || break
-  sleep 0.5
-done
-sleep 6  # the model loads, the physics runs, the panel and markers draw
-kill -0 $pid 2> /dev/null && echo "alive=1" && cat /proc/$pid/maps > "$MAPS"
-ffmpeg -y -loglevel error -f x11grab -video_size {w}x{h} -i "$DISPLAY" -frames:v 1 "$SHOT"
-echo "grab=$?"
-kill $pid
-wait $pid
-"""
+XVFB_BIN = shutil.which("Xvfb")
 
 
-def studio_screenshot(command: list[str], workdir: pathlib.Path, env: dict) -> np.ndarray:
-    """Run ``command`` (a Studio launch) under Xvfb, grab the screen once it runs; returns the
-    RGB uint8 picture (the process's memory map is left in workdir/maps.txt). HOME is workdir,
-    so no saved Studio layout moves the panel."""
-    script = workdir / "studio.sh"
-    script.write_text(STUDIO_SCRIPT.format(w=SCREEN[0], h=SCREEN[1]))
-    log, shot = workdir / "studio.log", workdir / "studio.png"
-    env = dict(env, LOG=str(log), SHOT=str(shot), MAPS=str(workdir / "maps.txt"),
-               HOME=str(workdir))
-    done = subprocess.run([XVFB, "-a", "-s", f"-screen 0 {SCREEN[0]}x{SCREEN[1]}x24", "bash",
-                           str(script), *command], env=env, capture_output=True, text=True,
-                          timeout=240, cwd=workdir)
-    text = log.read_text() if log.exists() else ""
-    assert "alive=1" in done.stdout and "grab=0" in done.stdout, (done.stdout, done.stderr, text)
-    assert "Traceback" not in text and "not found" not in text, text
+class StudioDied(AssertionError):
+    """Studio ended by a signal (its return code is minus the signal's number)."""
+
+    def __init__(self, returncode: int, log: str):
+        super().__init__(f"Studio exited with {returncode}: {log}")
+        self.returncode = returncode
+
+
+def studio_screenshot(command: list[str], workdir: pathlib.Path, env: dict, check=None,
+                      timeout: float = 480.0, survive: float = 0.0) -> np.ndarray:
+    """Run ``command`` (a Studio launch) on its own Xvfb screen and grab the screen every second
+    until a picture passes ``check`` (default :func:`check_studio_screenshot`): the wait ends
+    when the window shows what is checked, however slow the machine, and fails after
+    ``timeout`` s with the last reason. Then Studio must keep running ``survive`` more seconds.
+    Returns that RGB uint8 picture (the process's memory map is left in workdir/maps.txt). HOME
+    is workdir, so no saved Studio layout moves the panel."""
     import matplotlib.image
 
-    return (matplotlib.image.imread(shot)[..., :3] * 255).round().astype(np.uint8)
+    check = check or check_studio_screenshot
+    xvfb = subprocess.Popen([XVFB_BIN, "-displayfd", "1", "-nolisten", "tcp", "-screen", "0",
+                             f"{SCREEN[0]}x{SCREEN[1]}x24"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    display = ":" + xvfb.stdout.readline().strip()
+    log_path, shot = workdir / "studio.log", workdir / "studio.png"
+    env = {k: v for k, v in env.items() if k not in ("DISPLAY", "MUJOCO_GL")}
+    env.update(DISPLAY=display, HOME=str(workdir))
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                cwd=workdir)
+    try:
+        start, last = time.monotonic(), "no picture yet"
+        image = None
+        while time.monotonic() - start < timeout:
+            if proc.poll() is not None:
+                log_tail = log_path.read_text()[-3000:]
+                if proc.returncode < 0:
+                    raise StudioDied(proc.returncode, log_tail)
+                raise AssertionError(f"Studio exited with {proc.returncode}: {log_tail}")
+            grab = subprocess.run([FFMPEG, "-y", "-loglevel", "error", "-f", "x11grab",
+                                   "-video_size", f"{SCREEN[0]}x{SCREEN[1]}", "-i", display,
+                                   "-frames:v", "1", str(shot)], capture_output=True, text=True)
+            if grab.returncode == 0:
+                picture = (matplotlib.image.imread(shot)[..., :3] * 255).round().astype(np.uint8)
+                try:
+                    check(picture)
+                except AssertionError as err:
+                    last = str(err) or repr(err)
+                else:
+                    image = picture
+                    break
+            time.sleep(1.0)
+        assert image is not None, (f"no picture passed in {timeout:g} s: {last}; log: "
+                                   f"{log_path.read_text()[-3000:]}")
+        (workdir / "maps.txt").write_text(pathlib.Path(f"/proc/{proc.pid}/maps").read_text())
+        end = time.monotonic() + survive
+        while time.monotonic() < end:
+            assert proc.poll() is None, (f"Studio exited with {proc.returncode} after the "
+                                         f"picture: {log_path.read_text()[-3000:]}")
+            time.sleep(0.5)
+        text = log_path.read_text()
+        assert "Traceback" not in text and "not found" not in text, text
+        return image
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        xvfb.terminate()
+        xvfb.wait(timeout=30)
 
 
 def check_studio_screenshot(image: np.ndarray) -> None:
@@ -245,15 +288,130 @@ def check_studio_screenshot(image: np.ndarray) -> None:
     assert marker_pixels(view, cusp.MODE_SLIDE) == 0 and marker_pixels(view, cusp.MODE_BREAK) == 0
 
 
-@pytest.mark.skipif(not (XVFB and FFMPEG), reason="needs xvfb-run and ffmpeg (scripts/bootstrap)")
-def test_python_m_cusp_studio_shows_markers_and_panel(tmp_path):
-    """`python -m cusp studio SCENE --gfx=opengl_software`: Studio's native window (Filament on
-    Mesa's software OpenGL) with the resting box's markers and the cusp panel."""
+def studio_commands(scene: pathlib.Path) -> dict[str, list[str]]:
+    """The two ways to open a scene in Studio with cusp, without any graphics flag."""
+    return {"python -m cusp studio": [sys.executable, "-m", "cusp", "studio", str(scene)],
+            "mujoco-studio --plugins": [str(pathlib.Path(sys.executable).parent / "mujoco-studio"),
+                                        str(scene), f"--plugins={studio.__file__}"]}
+
+
+def studio_env() -> dict:
+    return dict(os.environ, PYTHONPATH=str(REPO / "python"))
+
+
+NEEDS_X = pytest.mark.skipif(not (XVFB_BIN and FFMPEG),
+                             reason="needs Xvfb and ffmpeg (scripts/bootstrap)")
+
+
+STUDIO_CRASH_LAUNCHES = 3  # launches of the resting box before its picture counts as missing
+
+
+@NEEDS_X
+@pytest.mark.parametrize("how", ["python -m cusp studio"])
+def test_studio_shows_markers_and_panel_without_flags(tmp_path, how):
+    """Studio's native window on a machine without a GPU, no --gfx given: cusp chooses Mesa's
+    software OpenGL (Studio's default mode aborts there) and the resting box's markers and the
+    cusp panel show. Studio 4.0 itself corrupts its heap when contact markers are drawn on
+    software OpenGL (docs/studio.md: a stock box with MuJoCo's own contact flags aborts too), in
+    1 of 5 measured runs before this picture: a launch that dies by a signal before the picture
+    is relaunched, at most STUDIO_CRASH_LAUNCHES times, and every death is reported."""
+    if studio.has_gpu():
+        pytest.skip("a GPU: Studio's default graphics mode is used")
     scene = tmp_path / "box.xml"
     scene.write_text(BOX_XML)
-    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "MUJOCO_GL")}
-    env["PYTHONPATH"] = str(REPO / "python")
-    image = studio_screenshot([sys.executable, "-m", "cusp", "studio", str(scene),
-                               "--gfx=opengl_software"], tmp_path, env)
+    deaths = []
+    for launch in range(STUDIO_CRASH_LAUNCHES):
+        workdir = tmp_path / f"launch{launch}"
+        workdir.mkdir()
+        try:
+            image = studio_screenshot(studio_commands(scene)[how], workdir, studio_env())
+            break
+        except StudioDied as died:
+            deaths.append(died.returncode)
+    else:
+        pytest.fail(f"Studio died by a signal in all {STUDIO_CRASH_LAUNCHES} launches: {deaths}")
+    if deaths:
+        print(f"Studio died before the picture in {len(deaths)} launch(es): {deaths}")
     check_studio_screenshot(image)
-    assert str(REPO / "build" / "libcusp.so") in (tmp_path / "maps.txt").read_text()
+    assert str(REPO / "build" / "libcusp.so") in (workdir / "maps.txt").read_text()
+
+
+@NEEDS_X
+@pytest.mark.skipif(not os.environ.get("CUSP_STUDIO_LONG"),
+                    reason="a measurement of Studio's own crash (docs/studio.md): CUSP_STUDIO_LONG=1")
+@pytest.mark.xfail(reason="Studio 4.0 corrupts its heap drawing contact markers on software "
+                          "OpenGL, cusp's or MuJoCo's own (docs/studio.md)", strict=False)
+def test_studio_keeps_a_resting_box_with_markers_running_60_s(tmp_path):
+    """The resting box's markers and panel, then Studio alive 60 s more (1 of 5 runs measured)."""
+    scene = tmp_path / "box.xml"
+    scene.write_text(BOX_XML)
+    studio_screenshot(studio_commands(scene)["python -m cusp studio"], tmp_path, studio_env(),
+                      survive=60.0)
+
+
+def sliding_markers(image: np.ndarray) -> None:
+    """push_slide in Studio: the window is there and the pushed block's slide-red ECP disc shows
+    in the 3D view (Studio draws nothing of that red itself)."""
+    lit = np.argwhere(image.max(axis=2) > 5)
+    (y0, x0), (y1, x1) = lit.min(axis=0), lit.max(axis=0) + 1
+    assert (x1 - x0, y1 - y0) == (1200, 800)
+    window = image[y0:y1, x0:x1]
+    assert marker_pixels(window[:, 250:], cusp.MODE_SLIDE) > 50, marker_pixels(
+        window[:, 250:], cusp.MODE_SLIDE)
+
+
+@NEEDS_X
+@pytest.mark.parametrize("how", ["python -m cusp studio", "mujoco-studio --plugins"])
+def test_studio_runs_push_slide_without_crashing(tmp_path, how):
+    """mjcf/push_slide.xml in Studio without flags: the sliding block's markers show and Studio
+    keeps running 10 s more (Filament crashed in 2 to 4 of 4 runs when the markers arrived while
+    it set up the model's scene: studio.CuspPanel.SETTLE_FRAMES). CUSP_STUDIO_RUNS repeats it
+    (10 when measured: docs/studio.md)."""
+    if studio.has_gpu():
+        pytest.skip("a GPU: Studio's default graphics mode is used")
+    for run in range(int(os.environ.get("CUSP_STUDIO_RUNS", "1"))):
+        workdir = tmp_path / f"run{run}"
+        workdir.mkdir()
+        studio_screenshot(studio_commands(REPO / "mjcf" / "push_slide.xml")[how], workdir,
+                          studio_env(), check=sliding_markers, survive=10.0)
+
+
+def test_gfx_default_is_software_without_a_gpu(monkeypatch):
+    monkeypatch.setattr(studio, "has_gpu", lambda: False)
+    assert studio.default_gfx("") == "opengl_software"
+    assert studio.default_gfx("web") == "web"
+    monkeypatch.setattr(studio, "has_gpu", lambda: True)
+    assert studio.default_gfx("") == ""
+    from mujoco.studio import launch_native
+    assert getattr(launch_native.launch, "cusp_default_gfx", False)  # mujoco-studio --plugins
+
+
+def test_markers_scale_with_the_models_size_and_visual_scales():
+    """ECP discs (flat ellipsoids), contact spheres and force arrows are sized like MuJoCo's own
+    contact markers: by stat.meansize and vis.scale.contactwidth / contactheight / forcewidth
+    (plugin/publish/visualize.h: disc radius 0.9 cw ms, half thickness 0.3 ch ms, arrow width
+    0.45 fw ms); 1e-6 relative (float32 geoms)."""
+    model, data = resting_box()
+
+    def disc_and_arrow():
+        points = studio.Markers.export(model, data, True, False)
+        forces = studio.Markers.export(model, data, False, True)
+        assert list(points.type) == [mujoco.mjtGeom.mjGEOM_ELLIPSOID]
+        assert list(forces.type) == [mujoco.mjtGeom.mjGEOM_ARROW]
+        return points.size[0].astype(float), forces.size[0].astype(float)
+
+    def expected():
+        ms, scale = model.stat.meansize, model.vis.scale
+        return (np.array([0.9 * scale.contactwidth * ms] * 2 + [0.3 * scale.contactheight * ms]),
+                0.45 * scale.forcewidth * ms)
+
+    for change in (None, ("contactwidth", 2.0), ("contactheight", 3.0), ("forcewidth", 0.5),
+                   ("meansize", 0.25)):
+        if change == ("meansize", 0.25):
+            model.stat.meansize *= 0.25
+        elif change:
+            setattr(model.vis.scale, change[0], getattr(model.vis.scale, change[0]) * change[1])
+        disc, arrow = disc_and_arrow()
+        want_disc, want_width = expected()
+        assert np.allclose(disc, want_disc, rtol=1e-6), (change, disc, want_disc)
+        assert np.allclose(arrow[:2], want_width, rtol=1e-6), (change, arrow, want_width)
