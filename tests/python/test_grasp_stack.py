@@ -97,19 +97,14 @@ def test_three_fingers_hold_a_sphere_and_a_box(obj, integrator, h):
     assert pen <= 1e-4 and pub <= 1e-4
 
 
-@pytest.mark.parametrize("integrator,h", INTEGRATORS[:4] + [pytest.param(
-    *INTEGRATORS[4], marks=pytest.mark.xfail(strict=True, reason=(
-        "known: under implicit at 1 ms one solve (t = 0.301 s, the lift's start) stalls at a "
-        "natural residual of 2.2e-10 m/s, tolerance 1e-10: the squeezed box's 8 pad vertices on "
-        "6 dofs leave the proximal steps on a flat set; the grip holds (slip 2e-16 m, penetration "
-        "2e-10 m)")))])
+@pytest.mark.parametrize("integrator,h", INTEGRATORS)
 def test_a_mesh_jaw_gripper_lifts_a_box_off_the_table(integrator, h):
     """Convex-mesh jaws squeeze a 100 g box (5 N each) and the hand lifts it 5 cm: the box rises
     with the hand, does not slip in the jaws once the lift has settled, and nothing penetrates.
     Each pad's inner hull face holds a patch of the box (with torsion), as a box face would: with
     point contacts of the pads' vertices the box pivoted between them (creep 1.2e-5 m/s). Every
-    solve succeeds under every integrator (under implicit at 1 ms one stalled at 2.2e-10 m/s when
-    a warm start ran 50 plain Newton steps before the proximal loop anchored at it)."""
+    solve succeeds under every integrator (under implicit at 1 ms one stalled at 2.2e-10 m/s while
+    the plain Newton steps before the proximal loop were capped at 50, not 4)."""
     m, d = _load(rs.jaw_lift(integrator, h))
     box = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "box")
     hand = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "hand")
