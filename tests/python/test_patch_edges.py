@@ -92,3 +92,75 @@ def test_pitched_box_dropped_on_a_narrow_beam_does_not_sink(x, rpy):
                                                   m.geom("beam").id, 0.1, None))
     assert worst >= -1e-4
     assert d.plugin_state[m.plugin_stateadr[0] + FAILURES] == 0
+
+
+# Two registered bodies whose pair MuJoCo collides with its general convex routine (mjc_Convex):
+# a box 4 x 3 x 2 cm on the floor of the scene and a cylinder, an ellipsoid or a second cylinder
+CONVEX_PAIR = """
+<mujoco>
+  <option timestep="0.002" gravity="0 0 {gravity}"/>
+  <extension><plugin plugin="cusp.contact"><instance name="cusp">
+    <config key="bodies" value="base other"/>
+  </instance></plugin></extension>
+  <worldbody>
+    <geom name="floor" type="plane" size="1 1 0.1"/>
+    <body name="base" pos="0 0 0.01"><freejoint/>
+      <geom name="base" type="{base}" size="{base_size}" mass="0.05" contype="0" conaffinity="0"/>
+    </body>
+    <body name="other" pos="0 0 0.1"><freejoint/>
+      <geom name="other" type="{other}" size="{other_size}" mass="0.05" contype="0"
+            conaffinity="0"/>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+CONVEX_PAIRS = [("box", "0.02 0.015 0.01", "cylinder", "0.018 0.012"),
+                ("box", "0.02 0.015 0.01", "ellipsoid", "0.02 0.012 0.008"),
+                ("cylinder", "0.02 0.01", "cylinder", "0.018 0.012")]
+
+
+def place_near(m, d, rng, distance):
+    """A random orientation of `other` and a position above one of the base's top edges or
+    corners, moved along the line to the base's centre until mj_geomDistance is `distance`."""
+    q = rng.normal(size=4)
+    q /= np.linalg.norm(q)
+    top = d.qpos[:3].copy()
+    aim = top + np.array([rng.choice([-1, 1]) * 0.02, rng.uniform(-0.015, 0.015), 0.01])
+    out = np.array([rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(0.2, 1)])
+    out /= np.linalg.norm(out)
+    base, other = m.geom("base").id, m.geom("other").id
+    lo, hi = 0.0, 0.2
+    for _ in range(80):
+        s = 0.5 * (lo + hi)
+        d.qpos[7:10] = aim + s * out
+        d.qpos[10:14] = q
+        mujoco.mj_kinematics(m, d)
+        reached = mujoco.mj_geomDistance(m, d, other, base, 0.5, None)
+        if reached > distance:
+            hi = s
+        else:
+            lo = s
+    return reached
+
+
+@pytest.mark.parametrize("base, base_size, other, other_size", CONVEX_PAIRS)
+def test_convex_pairs_near_an_edge_read_mujocos_distance(base, base_size, other, other_size):
+    # apart by 0.2-3 mm (inside the 5 mm margin), at 40 random orientations near the base's top
+    # edges: the pair is found and its deepest published gap is MuJoCo's distance (GJK, exact
+    # while apart) within 1 um, no gap below it (a cylinder 2.2 mm above a box's edge read -0.9 mm
+    # along the box's side normal, and fell into the box)
+    m = mujoco.MjModel.from_xml_string(CONVEX_PAIR.format(
+        gravity=0, base=base, base_size=base_size, other=other, other_size=other_size))
+    rng = np.random.default_rng(7)
+    for trial in range(40):
+        d = mujoco.MjData(m)
+        distance = [3e-3, 1e-3, 2e-4][trial % 3]
+        reached = place_near(m, d, rng, distance)
+        assert reached == pytest.approx(distance, abs=1e-9)
+        mujoco.mj_step(m, d)
+        c = cusp.contacts(m, d)
+        pair = [k for k in range(len(c)) if set(c.body[k]) == {m.body("base").id,
+                                                                m.body("other").id}]
+        assert pair, (trial, distance)
+        gaps = c.gap[pair]
+        assert gaps.min() == pytest.approx(distance, abs=1e-6), (trial, distance, gaps)
