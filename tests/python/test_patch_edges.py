@@ -40,23 +40,33 @@ FEATURES = [
 ]
 
 
+def move_to_distance(m, d, place, geoms, distance, lo, hi):
+    """Bisection on s in [lo, hi]: place(s) sets d's configuration, mj_geomDistance of the two
+    geoms grows with s; returns the distance reached at the end (80 halvings)."""
+    for _ in range(80):
+        s = 0.5 * (lo + hi)
+        place(s)
+        mujoco.mj_kinematics(m, d)
+        reached = mujoco.mj_geomDistance(m, d, *geoms, 0.5, None)
+        if reached > distance:
+            hi = s
+        else:
+            lo = s
+    return reached
+
+
 def pose(m, d, x, rpy, distance):
     """Put the box at x with orientation rpy, at the height where mj_geomDistance to the beam is
     `distance` (bisection); returns the distance reached."""
     q = np.zeros(4)
     mujoco.mju_euler2Quat(q, np.radians(rpy), "xyz")
-    lo, hi = -0.05, 0.3
-    for _ in range(80):
-        z = 0.5 * (lo + hi)
+
+    def place(z):
         d.qpos[:3] = [x, 0, z]
         d.qpos[3:7] = q
-        mujoco.mj_kinematics(m, d)
-        reached = mujoco.mj_geomDistance(m, d, m.geom("box").id, m.geom("beam").id, 0.1, None)
-        if reached > distance:
-            hi = z
-        else:
-            lo = z
-    return reached
+
+    return move_to_distance(m, d, place, (m.geom("box").id, m.geom("beam").id), distance,
+                            -0.05, 0.3)
 
 
 @pytest.mark.parametrize("name, x, rpy", FEATURES)
@@ -128,19 +138,13 @@ def place_near(m, d, rng, distance):
     aim = top + np.array([rng.choice([-1, 1]) * 0.02, rng.uniform(-0.015, 0.015), 0.01])
     out = np.array([rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(0.2, 1)])
     out /= np.linalg.norm(out)
-    base, other = m.geom("base").id, m.geom("other").id
-    lo, hi = 0.0, 0.2
-    for _ in range(80):
-        s = 0.5 * (lo + hi)
+
+    def place(s):
         d.qpos[7:10] = aim + s * out
         d.qpos[10:14] = q
-        mujoco.mj_kinematics(m, d)
-        reached = mujoco.mj_geomDistance(m, d, other, base, 0.5, None)
-        if reached > distance:
-            hi = s
-        else:
-            lo = s
-    return reached
+
+    return move_to_distance(m, d, place, (m.geom("other").id, m.geom("base").id), distance,
+                            0.0, 0.2)
 
 
 @pytest.mark.parametrize("base, base_size, other, other_size", CONVEX_PAIRS)
