@@ -38,7 +38,7 @@ const cuspKey kProbeKeys[] = {
 
 void* ProbeCreate(const mjModel* m, int instance, char* err, int err_sz) {
   Probe* p = static_cast<Probe*>(std::calloc(1, sizeof(Probe)));
-  cuspKeyTable table = {"test.probe", kProbeKeys, nullptr, 0};
+  cuspKeyTable table = {"test.probe", kProbeKeys, nullptr};
   if (cusp_keys_parse(p, &table, m, instance, err, err_sz)) {
     std::free(p);
     return nullptr;

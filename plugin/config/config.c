@@ -640,7 +640,7 @@ static int read_reduction_basis(void* obj, const mjModel* m, int instance, const
   return 0;
 }
 
-static const cuspKeyTable contact_keys = {"cusp.contact", cusp_config_keys, cusp_config_value, 1};
+static const cuspKeyTable contact_keys = {"cusp.contact", cusp_config_keys, cusp_config_value};
 
 int cusp_config_parse(cuspConfig* cfg, const mjModel* m, int instance, char* err, int err_sz) {
   memset(cfg, 0, sizeof(*cfg));

@@ -84,7 +84,6 @@ static const char* object_word(mjtObj obj) {
 // `single`: exactly one name
 static int parse_names(int** ids, int* n, const keyContext* c, const mjModel* m, mjtObj obj,
                        int single) {
-  int hints = c->table->hints;
   int words = cusp_key_words(c->value);
   if (single && words != 1) {
     return refuse(c, words ? "expected one name" : "required: name an object of the model");
@@ -100,25 +99,20 @@ static int parse_names(int** ids, int* n, const keyContext* c, const mjModel* m,
     int len = 0;
     while (s[len] && !isspace((unsigned char)s[len])) len++;
     if (len >= (int)sizeof(name)) {
-      return refuse(c, hints ? "a name longer than 255 characters; shorten it" : "name too long");
+      return refuse(c, "a name longer than 255 characters; shorten it");
     }
     memcpy(name, s, len);
     name[len] = 0;
     s += len;
     int id = mj_name2id(m, obj, name);
     if (id < 0) {
-      if (hints) {
-        snprintf(why, sizeof(why), "no %s named '%s' in the model; name an existing %s (names "
-                 "are case-sensitive)", object_word(obj), name, object_word(obj));
-      } else {
-        snprintf(why, sizeof(why), "no %s named '%s' in the model", object_word(obj), name);
-      }
+      snprintf(why, sizeof(why), "no %s named '%s' in the model; name an existing %s (names "
+               "are case-sensitive)", object_word(obj), name, object_word(obj));
       return refuse(c, why);
     }
     for (int j = 0; j < i; j++) {
       if ((*ids)[j] == id) {
-        snprintf(why, sizeof(why), hints ? "'%s' is listed twice; list it once"
-                                         : "'%s' is listed twice", name);
+        snprintf(why, sizeof(why), "'%s' is listed twice; list it once", name);
         return refuse(c, why);
       }
     }
@@ -201,11 +195,7 @@ static int parse_value(char* obj, const keyContext* c, const mjModel* m) {
   switch (k->type) {
     case CUSP_KEY_REAL:
       if (parse_real(&real, value)) {
-        if (c->table->hints) {
-          snprintf(why, sizeof(why), "not a number; write a number in [%g, %g]", k->min, k->max);
-        } else {
-          snprintf(why, sizeof(why), "not a number; write a decimal number");
-        }
+        snprintf(why, sizeof(why), "not a number; write a number in [%g, %g]", k->min, k->max);
         return refuse(c, why);
       }
       if (real < k->min || real > k->max) {

@@ -64,8 +64,6 @@ typedef struct cuspKeyTable_ {
   // a key's text (cusp.contact: its process-wide overrides first); NULL: the MJCF's, or the
   // default when that is empty
   const char* (*value)(const mjModel* m, int instance, const cuspKey* key);
-  int hints;  // 1: a bad number or name is refused with its fix (cusp.contact's wording); 0: the
-              // controllers' shorter wording
 } cuspKeyTable;
 
 int cusp_key_count(const cuspKey* keys);

@@ -60,7 +60,7 @@ const cuspKey cusp_avoid_keys[] = {
 static const int solver_backend[] = {CUSP_LCP_LEMKE, CUSP_LCP_FBNEWTON, CUSP_LCP_PGS,
                                      CUSP_LCP_CHAIN};  // by position in the `solver` choices
 
-static const cuspKeyTable avoid_keys = {AVOID_NAME, cusp_avoid_keys, NULL, 0};
+static const cuspKeyTable avoid_keys = {AVOID_NAME, cusp_avoid_keys, NULL};
 
 void cusp_avoid_free(void* object) {
   cuspAvoid* a = (cuspAvoid*)object;

@@ -74,7 +74,7 @@ const cuspKey cusp_inverse_keys[] = {
   {NULL, 0, NULL, 0, 0, NULL, NULL, NULL, 0, CUSP_NO_FIELD, NULL},
 };
 
-static const cuspKeyTable inverse_keys = {INVERSE_NAME, cusp_inverse_keys, NULL, 0};
+static const cuspKeyTable inverse_keys = {INVERSE_NAME, cusp_inverse_keys, NULL};
 
 void cusp_inverse_free(void* object) {
   cuspInverse* inv = (cuspInverse*)object;
