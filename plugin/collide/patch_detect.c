@@ -77,16 +77,6 @@ static void axis_of(mjtNum a[3], const mjtNum* xmat, int k) {
   a[2] = xmat[6 + k];
 }
 
-// frame rows t, o from unit n (deterministic choice)
-static void complete_frame(mjtNum t[3], mjtNum o[3], const mjtNum n[3]) {
-  mjtNum a[3] = {1, 0, 0};
-  if (fabs(n[0]) > 0.8) { a[0] = 0; a[1] = 1; }
-  mjtNum dot = mju_dot3(a, n);
-  for (int i = 0; i < 3; i++) t[i] = a[i] - dot * n[i];
-  mju_normalize3(t);
-  mju_cross(o, n, t);
-}
-
 // Points of geom g that may touch a surface with outward normal n (towards the body): the support
 // points in direction -n and, for flat-bottomed geoms, the polygon vertices. Returns count (<= max).
 static int geom_points(mjtNum* pts, int max, const mjModel* m, const mjData* d, int g,
@@ -500,8 +490,10 @@ static mjtNum best_mesh_face(Surface* S, mjtNum* pts, const mjModel* m, const mj
   // the face polygon: every hull vertex in the best plane, their convex outline
   Cand v[3 * CUSP_MAXPOLY], tmp[3 * CUSP_MAXPOLY + 1];
   int nv = 0;
-  mjtNum t[3], ob[3];
-  complete_frame(t, ob, bn);
+  mjtNum plane[9];  // t, o: a basis of the face's plane
+  cusp_contact_frame(plane, bn);
+  const mjtNum* t = plane;
+  const mjtNum* ob = plane + 3;
   for (int k = 0; k < nt; k++) {
     if (!ok[k] || !same_plane(bn, bc, pn + 3 * k, pc + 3 * k, size)) continue;
     for (int i = 0; i < 3; i++) {
@@ -1052,11 +1044,7 @@ static int point_contacts(cuspPatchSet* w, const cuspConfig* cfg, const mjModel*
     mju_copy3(nrm, con[i].normal);
     if (!swapped) mju_scl3(nrm, nrm, -1);
     mju_normalize3(nrm);
-    mjtNum t[3], o[3];
-    complete_frame(t, o, nrm);
-    mju_copy3(c.frame, t);
-    mju_copy3(c.frame + 3, o);
-    mju_copy3(c.frame + 6, nrm);
+    cusp_contact_frame(c.frame, nrm);
     c.mu = cusp_pair_friction(cfg, m, gb, gs);
     if (cusp_patch_add_point(w, &c, -1)) return -1;
     // condim >= 4: a torsion row, er = torsion / mu, so that the limit surface
