@@ -105,11 +105,15 @@ static int disk_flat(cuspContact* c, const mjModel* m, const mjData* d, int disk
   }
   mjtNum side[3];
   mju_cross(side, a, down);
+  // cos, sin of 2 pi k / 3 (the double nearest each: what libm returns for the rounded angle)
+  static const mjtNum rim[3][2] = {{1, 0},
+                                   {-0x1.ffffffffffffcp-2, 0x1.bb67ae8584cabp-1},
+                                   {-0x1.0000000000004p-1, -0x1.bb67ae8584ca8p-1}};
   int count = 0;
   for (int k = 0; k < 3; k++) {
-    mjtNum angle = 2 * mjPI * k / 3, s[3], diff[3];
-    mju_addScl3(s, face, down, r * cos(angle));
-    mju_addToScl3(s, side, r * sin(angle));
+    mjtNum s[3], diff[3];
+    mju_addScl3(s, face, down, r * rim[k][0]);
+    mju_addToScl3(s, side, r * rim[k][1]);
     mju_sub3(diff, s, S->p0);
     mjtNum gap = mju_dot3(diff, n);
     if (gap > margin) continue;
