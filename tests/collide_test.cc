@@ -159,6 +159,57 @@ TEST_F(Collide, ConvexPairsAgreeWithMujocosDistance) {
   }
 }
 
+// A disk at random poses around a tilted box (beyond faces, over edges and corners, far away,
+// overlapping a face or deeper): detection, which decides pairs far from the box and disks beyond
+// one face in closed form, finds bitwise the contacts of the distance query's route
+// (cusp_detect_disk_by_query).
+TEST_F(Collide, DiskAroundABoxClosedFormsMatchTheDistanceQuery) {
+  Load(std::string(R"(<body euler="20 35 10"><geom name="o" type="box" size="0.2 0.1 0.03"/>)") +
+       R"(</body><body name="d" pos="0 0 0.2"><freejoint/>)" + kDisk + "</body>");
+  const double margin = 0.005;
+  int body = mj_name2id(m_, mjOBJ_BODY, "d"), adr = m_->jnt_qposadr[m_->body_jntadr[body]];
+  unsigned state = 12345;
+  auto uniform = [&state](double lo, double hi) {
+    state = state * 1664525u + 1013904223u;
+    return lo + (hi - lo) * (state >> 8) / double(1u << 24);
+  };
+  int far = 0, near = 0, flat = 0;
+  for (int trial = 0; trial < 20000; trial++) {
+    // centre up to 8 cm beyond the box's faces; any orientation, or (one in four) lying nearly
+    // flat on the large face
+    mjtNum local[3] = {uniform(-0.28, 0.28), uniform(-0.18, 0.18), uniform(-0.11, 0.11)};
+    mjtNum quat[4] = {uniform(-1, 1), uniform(-1, 1), uniform(-1, 1), uniform(-1, 1)};
+    const mjtNum* R = d_->geom_xmat + 9 * Geom("o");
+    if (trial % 4 == 0) {
+      local[2] = 0.03 + 0.01 + uniform(-0.004, 0.006);
+      mjtNum box_quat[4], tilt[4] = {1, uniform(-0.01, 0.01), uniform(-0.01, 0.01), 0};
+      mju_mat2Quat(box_quat, R);
+      mju_mulQuat(quat, box_quat, tilt);
+    }
+    mju_normalize4(quat);
+    mju_mulMatVec3(d_->qpos + adr, R, local);
+    mju_copy4(d_->qpos + adr + 3, quat);
+    mj_kinematics(m_, d_);
+    mj_comPos(m_, d_);
+    std::vector<cuspContact> ref(CUSP_MAX_DISK_POINTS);
+    int nref = cusp_detect_disk_by_query(ref.data(), m_, d_, Geom("disk"), Geom("o"), margin);
+    auto c = Detect("disk", "o", margin);
+    ASSERT_EQ((int)c.size(), nref) << "trial " << trial;
+    for (int k = 0; k < nref; k++) {
+      EXPECT_EQ(c[k].sub, ref[k].sub) << "trial " << trial;
+      EXPECT_EQ(c[k].gap, ref[k].gap) << "trial " << trial;
+      for (int x = 0; x < 3; x++) EXPECT_EQ(c[k].pos[x], ref[k].pos[x]) << "trial " << trial;
+      for (int x = 0; x < 9; x++) EXPECT_EQ(c[k].frame[x], ref[k].frame[x]) << "trial " << trial;
+    }
+    far += nref == 0;
+    near += nref > 0;
+    flat += nref >= 3;
+  }
+  EXPECT_GT(far, 5000);  // every regime sampled
+  EXPECT_GT(near, 2000);
+  EXPECT_GT(flat, 500);
+}
+
 // Patch contact records after one step without gravity or motion: gaps of the configuration.
 TEST_F(Collide, PatchOfABoxOnAPlaneAndOfASphereOnABoxFace) {
   Load(R"(<geom name="floor" type="plane" size="1 1 .1"/>

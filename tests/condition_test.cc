@@ -445,6 +445,85 @@ TEST(Condition, WarmPathRoundsFollowAContactThatUnloads) {
   }
 }
 
+
+// A warm start in which separating contacts (no impulse) carry a cone slack gamma > 0, as a
+// backend leaves them (any gamma >= -v_t is complementary there): their cone rows (mu fn - e^T
+// beta) have no active unknown, so the active-set step leaves their gamma out and sets it
+// afterwards, when the step's answer needs it, to the smallest that keeps their friction rows
+// nonnegative. The problem, perturbed from the one the start solves (free velocities 1e-6
+// relative), is then solved on the warm path (no backend run), to the cold backend solve's normal
+// impulses and the LCP conditions (1e-9: the answer is exact to rounding, the start's values of
+// the rows it leaves inactive are a backend's, -1e-17 at worst).
+TEST(Condition, WarmPathSettlesTheConeSlackOfSeparatingContacts) {
+  const int nv = 12, m = 6, r = 4, s = r + 2;
+  Contact k(nv, m, r, {}, 7);
+  cuspConditionOptions opt = cusp_condition_default_options();
+  Out a = RunContact(k, opt);
+  ASSERT_EQ(a.info.lcp.status, CUSP_LCP_SOLVED);
+  int loaded = 0, free = 0;
+  for (int i = 0; i < m; i++) {
+    loaded += a.fn[i] > 0;
+    free += a.fn[i] == 0;
+  }
+  ASSERT_GE(loaded, 1) << "the premise: a loaded contact";
+  ASSERT_GE(free, 1) << "the premise: a separating contact";
+  for (int i = 0; i < m; i++) k.bn[i] *= 1 + 1e-6;
+  for (int i = 0; i < m * r; i++) k.bt[i] *= 1 + 1e-6;
+  Out cold = RunContact(k, opt);
+  ASSERT_EQ(cold.info.lcp.status, CUSP_LCP_SOLVED);
+  opt.lcp.warm_start = 1;
+  Out warm;
+  warm.fn = a.fn;
+  warm.beta = a.beta;
+  warm.gamma = a.gamma;
+  for (int i = 0; i < m; i++) {
+    if (a.fn[i] == 0) warm.gamma[i] = 10.0;  // m/s: far above any friction row's need
+  }
+  warm.keep.assign(m, -1);
+  std::vector<double> work(cusp_contact_worksize(nv, m, r, &opt) / sizeof(double) + 1);
+  cusp_contact_solve(warm.fn.data(), warm.beta.data(), warm.gamma.data(), warm.keep.data(),
+                     &warm.info, &k.c, &opt, work.data(), work.size() * sizeof(double));
+  ASSERT_EQ(warm.info.lcp.status, CUSP_LCP_SOLVED);
+  EXPECT_STREQ(warm.info.lcp.backend, "warm start");
+  EXPECT_GE(warm.info.lcp.iterations, 1);
+  EXPECT_LE(warm.info.residual_original, opt.lcp.tol);
+  for (int i = 0; i < m; i++) {
+    EXPECT_NEAR(warm.fn[i], cold.fn[i], 1e-8 * (1 + cold.fn[i])) << i;
+  }
+  // the LCP conditions with W = J Meff^-1 J^T over the normal and friction rows
+  std::vector<double> z(m * s), w(m * s);
+  for (int i = 0; i < m; i++) {
+    z[i * s] = warm.fn[i];
+    for (int t = 0; t < r; t++) z[i * s + 1 + t] = warm.beta[i * r + t];
+    z[i * s + 1 + r] = warm.gamma[i];
+  }
+  auto row = [&](int i, int p) {
+    return p == 0 ? &k.Jn[i * nv] : &k.Jt[(i * r + p - 1) * nv];
+  };
+  for (int i = 0; i < m; i++) {
+    for (int p = 0; p <= r; p++) {
+      std::vector<double> g(nv, 0.0);
+      for (int j = 0; j < m; j++) {
+        for (int q = 0; q <= r; q++) {
+          for (int l = 0; l < nv; l++) g[l] += row(j, q)[l] * z[j * s + q];
+        }
+      }
+      std::vector<double> x = GaussSolve(k.Meff, g, nv);
+      double v = p == 0 ? k.bn[i] : k.bt[i * r + p - 1] + z[i * s + 1 + r];
+      for (int l = 0; l < nv; l++) v += row(i, p)[l] * x[l];
+      w[i * s + p] = v;
+    }
+    double cone = k.mu[i] * z[i * s];
+    for (int t = 0; t < r; t++) cone -= z[i * s + 1 + t];
+    w[i * s + 1 + r] = cone;
+  }
+  for (int i = 0; i < m * s; i++) {
+    EXPECT_GE(z[i], -1e-9) << i;
+    EXPECT_GE(w[i], -1e-9) << i;
+    EXPECT_LE(std::fmin(z[i], w[i]), 1e-9) << i;
+  }
+}
+
 }  // namespace
 
 TEST(Condition, RankSelectionKeepsViolatedContactsOfADependentSet) {

@@ -49,6 +49,8 @@ int cusp_dynamics_init(cuspDynamics* dyn, const mjModel* m, int cap) {
   dyn->E = (mjtNum*)calloc((size_t)dyn->ne_max * nv + 1, sizeof(mjtNum));
   dyn->N = (mjtNum*)calloc(nn, sizeof(mjtNum));
   dyn->L = (mjtNum*)calloc(nn, sizeof(mjtNum));
+  dyn->n_ptr = (int*)calloc((size_t)nv + 1, sizeof(int));
+  dyn->n_row = (int*)calloc(nn, sizeof(int));
   dyn->env = (int*)calloc(2 * (size_t)nv + 1, sizeof(int));
   dyn->meff_first = (int*)calloc((size_t)nv + 1, sizeof(int));
   dyn->l_first = (int*)calloc((size_t)nv + 1, sizeof(int));
@@ -64,6 +66,7 @@ int cusp_dynamics_init(cuspDynamics* dyn, const mjModel* m, int cap) {
   // null_space needs ne nv + nv nv + nv; the projection 2 nv; the reduction 3 nv per row block
   dyn->scratch = (mjtNum*)calloc(nn + 3 * (size_t)nv + (size_t)dyn->ne_max * nv, sizeof(mjtNum));
   if (!dyn->dofs || !dyn->local || !dyn->Meff || !dyn->E || !dyn->N || !dyn->L || !dyn->env ||
+      !dyn->n_ptr || !dyn->n_row ||
       !dyn->driven || any_driven < 0 || !dyn->scratch || !dyn->meff_first || !dyn->l_first) {
     cusp_dynamics_free(dyn);
     return -1;
@@ -80,6 +83,8 @@ void cusp_dynamics_free(cuspDynamics* dyn) {
   free(dyn->E);
   free(dyn->N);
   free(dyn->L);
+  free(dyn->n_ptr);
+  free(dyn->n_row);
   free(dyn->env);
   free(dyn->meff_first);
   free(dyn->l_first);
@@ -297,6 +302,31 @@ static int null_space(mjtNum* N, const mjtNum* E, int ne, int nv, mjtNum* work) 
   return nr;
 }
 
+// the nonzero rows of N's first nr columns (n_ptr, n_row)
+static void basis_pattern(cuspDynamics* dyn) {
+  int nv = dyn->nv, at = 0;
+  for (int j = 0; j < dyn->nr; j++) {
+    dyn->n_ptr[j] = at;
+    const mjtNum* col = dyn->N + (size_t)j * nv;
+    for (int p = 0; p < nv; p++) {
+      if (col[p] != 0) dyn->n_row[at++] = p;
+    }
+  }
+  dyn->n_ptr[dyn->nr] = at;
+}
+
+// N(:, j)^T x over N's nonzeros in ascending row order (the sum of the dense product without its
+// zero terms: the same value)
+static mjtNum basis_dot(const cuspDynamics* dyn, int j, const mjtNum* x) {
+  const mjtNum* col = dyn->N + (size_t)j * dyn->nv;
+  mjtNum s = 0;
+  for (int q = dyn->n_ptr[j]; q < dyn->n_ptr[j + 1]; q++) {
+    int p = dyn->n_row[q];
+    s += col[p] * x[p];
+  }
+  return s;
+}
+
 int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d, const int* dofs,
                          int ndof) {
   if (ndof > dyn->cap) {
@@ -331,6 +361,7 @@ int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d, c
     dyn->nr = null_space(dyn->N, dyn->E, ne, nv, dyn->scratch);
     dyn->identity = dyn->nr == nv;  // the rows were all zero: N = I
     dyn->basis_updates++;
+    basis_pattern(dyn);
   }
   int nr = dyn->nr;
   if (nr == 0) return 0;
@@ -350,7 +381,11 @@ int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d, c
   } else {
     // L := N^T Meff N  (scratch := Meff N, nv x nr)
     cusp_dgemm(dyn->scratch, 'N', 'N', dyn->Meff, dyn->N, 1, 0, nv, nr, nv, nv, nv, nv);
-    cusp_dgemm(dyn->L, 'T', 'N', dyn->N, dyn->scratch, 1, 0, nr, nr, nv, nv, nv, nr);
+    for (int j = 0; j < nr; j++) {
+      for (int i = 0; i < nr; i++) {
+        dyn->L[(size_t)j * nr + i] = basis_dot(dyn, i, dyn->scratch + (size_t)j * nv);
+      }
+    }
     for (int i = 0; i < nr; i++) first[i] = 0;
   }
   // the factor keeps leading dimension nr and the envelope of Mr, each row scanned from its
@@ -425,8 +460,10 @@ void cusp_dynamics_reduce(mjtNum* Jr, cuspDynamics* dyn, const mjtNum* J, int k)
     memcpy(Jr, J, (size_t)k * nv * sizeof(mjtNum));
     return;
   }
-  // row-major J (k x nv) is column-major J^T (nv x k); Jr^T = N^T J^T (nr x k)
-  cusp_dgemm(Jr, 'T', 'N', dyn->N, J, 1, 0, nr, k, nv, nv, nv, nr);
+  // Jr (k x nr, row-major): Jr(i, j) = N(:, j)^T J(i, :)
+  for (int i = 0; i < k; i++) {
+    for (int j = 0; j < nr; j++) Jr[(size_t)i * nr + j] = basis_dot(dyn, j, J + (size_t)i * nv);
+  }
 }
 
 void cusp_dynamics_solve(mjtNum* du, const cuspDynamics* dyn, const mjtNum* g) {
@@ -440,7 +477,14 @@ static void expand_local(mjtNum* dv, const cuspDynamics* dyn, const mjtNum* du) 
     memcpy(dv, du, dyn->nv * sizeof(mjtNum));
     return;
   }
-  cusp_dgemv(dv, 'N', dyn->N, du, 1, 0, dyn->nv, dyn->nr, dyn->nv);
+  memset(dv, 0, (size_t)dyn->nv * sizeof(mjtNum));
+  for (int j = 0; j < dyn->nr; j++) {
+    if (du[j] == 0) continue;
+    const mjtNum* col = dyn->N + (size_t)j * dyn->nv;
+    for (int q = dyn->n_ptr[j]; q < dyn->n_ptr[j + 1]; q++) {
+      dv[dyn->n_row[q]] += du[j] * col[dyn->n_row[q]];
+    }
+  }
 }
 
 void cusp_dynamics_expand(mjtNum* dv, const cuspDynamics* dyn, const mjtNum* du) {
@@ -502,7 +546,7 @@ void cusp_dynamics_project(mjtNum* dv, cuspDynamics* dyn, const mjtNum* v) {
   mjtNum* vp = dyn->scratch + 3 * nv;      // (nv)
   for (int a = 0; a < nv; a++) vl[a] = v[dyn->dofs[a]];
   cusp_dgemv(meff_v, 'N', dyn->Meff, vl, 1, 0, nv, nv, nv);
-  cusp_dgemv(u, 'T', dyn->N, meff_v, 1, 0, nv, nr, nv);
+  for (int j = 0; j < nr; j++) u[j] = basis_dot(dyn, j, meff_v);
   cusp_dynamics_solve(u, dyn, u);
   expand_local(vp, dyn, u);
   for (int a = 0; a < nv; a++) dv[dyn->dofs[a]] = vp[a] - vl[a];

@@ -35,6 +35,9 @@ typedef struct cuspDynamics_ {
   mjtNum* Meff;     // (nv x nv) column-major effective inertia
   mjtNum* E;        // (ne_max x nv) row-major active equality rows (cached to reuse N)
   mjtNum* N;        // (nv x nv) column-major, first nr columns: basis of null(E)
+  int* n_ptr;       // (cap + 1) column j of N is nonzero at rows n_row[n_ptr[j] .. n_ptr[j + 1])
+  int* n_row;       // (cap x cap) ascending: products with N skip its zeros (a PCC section's
+                    // column holds the few dofs its equalities tie), in the same order
   mjtNum* L;        // (nv x nv) column-major, leading nr x nr: lower Cholesky factor of Mr
   int* env;         // (2 cap) envelope of L (cusp_envelope): block diagonal for many bodies
   unsigned char* driven;  // (ne_max) row of a weld or connect to a mocap body (its velocity is

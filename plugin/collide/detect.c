@@ -105,11 +105,15 @@ static int disk_flat(cuspContact* c, const mjModel* m, const mjData* d, int disk
   }
   mjtNum side[3];
   mju_cross(side, a, down);
+  // cos, sin of 2 pi k / 3 (the double nearest each: what libm returns for the rounded angle)
+  static const mjtNum rim[3][2] = {{1, 0},
+                                   {-0x1.ffffffffffffcp-2, 0x1.bb67ae8584cabp-1},
+                                   {-0x1.0000000000004p-1, -0x1.bb67ae8584ca8p-1}};
   int count = 0;
   for (int k = 0; k < 3; k++) {
-    mjtNum angle = 2 * mjPI * k / 3, s[3], diff[3];
-    mju_addScl3(s, face, down, r * cos(angle));
-    mju_addToScl3(s, side, r * sin(angle));
+    mjtNum s[3], diff[3];
+    mju_addScl3(s, face, down, r * rim[k][0]);
+    mju_addToScl3(s, side, r * rim[k][1]);
     mju_sub3(diff, s, S->p0);
     mjtNum gap = mju_dot3(diff, n);
     if (gap > margin) continue;
@@ -290,11 +294,77 @@ static int disk_convex_finish(cuspContact* c, const mjModel* m, const mjData* d,
                               int other, mjtNum margin, mjtNum gap, const mjtNum n[3],
                               const mjtNum p[3]);
 
+// the rim contacts of a disk on face (axis, sign) of box `other` (disk_flat on that face)
+static int disk_box_face(cuspContact* c, const mjModel* m, const mjData* d, int disk, int other,
+                         int axis, mjtNum sign, mjtNum margin) {
+  FlatSurface S;
+  memset(&S, 0, sizeof(S));  // radius 0: a rectangular face
+  const mjtNum* size = m->geom_size + 3 * other;
+  geom_axis(S.n, d, other, axis);
+  mju_scl3(S.n, S.n, sign);
+  mju_addScl3(S.p0, d->geom_xpos + 3 * other, S.n, size[axis]);
+  geom_axis(S.tx, d, other, (axis + 1) % 3);
+  geom_axis(S.ty, d, other, (axis + 2) % 3);
+  S.half[0] = size[(axis + 1) % 3];
+  S.half[1] = size[(axis + 2) % 3];
+  return disk_flat(c, m, d, disk, other, &S, margin);
+}
+
+// A disk and a box separated along a box axis, in closed form. Along box axis k (unit a_k) the
+// disk (centre at c_k from the box centre, unit axis nd, radius R, half-thickness hz) spans
+// c_k +- e_k, e_k = hz |a_k.nd| + R sqrt(1 - (a_k.nd)^2), and sep_k = |c_k| - e_k - size_k bounds
+// the distance from below. Returns 0 when some sep_k exceeds the margin (no contact: what the
+// distance query would find), *face = 1 and the face's axis and side when the disk lies beyond
+// one face and within its other two extents (then the distance is sep_k exactly, the nearest
+// points lie on that face and their direction is its normal: the distance query's route to
+// disk_box_face), else *face = 0 (the query decides). slack (m) keeps both decisions clear of the
+// query's own tolerance.
+static int disk_box_separation(int* face, int* axis, mjtNum* sign, const mjModel* m,
+                               const mjData* d, int disk, int box, mjtNum margin, mjtNum slack) {
+  const mjtNum* size = m->geom_size + 3 * box;
+  mjtNum R = m->geom_size[3 * disk], hz = m->geom_size[3 * disk + 1];
+  mjtNum nd[3], rel[3], cpos[3], ext[3], sep[3];
+  geom_axis(nd, d, disk, 2);
+  mju_sub3(rel, d->geom_xpos + 3 * disk, d->geom_xpos + 3 * box);
+  int best = 0;
+  for (int k = 0; k < 3; k++) {
+    mjtNum ak[3];
+    geom_axis(ak, d, box, k);
+    mjtNum cosk = mju_dot3(ak, nd);
+    cpos[k] = mju_dot3(ak, rel);
+    ext[k] = hz * fabs(cosk) + R * sqrt(fmax(0, 1 - cosk * cosk));
+    sep[k] = fabs(cpos[k]) - ext[k] - size[k];
+    if (sep[k] > sep[best]) best = k;
+  }
+  *face = 0;
+  if (sep[best] >= margin + slack) return 0;
+  if (sep[best] <= slack || sep[best] >= margin - slack) return 1;
+  for (int j = 0; j < 3; j++) {
+    if (j != best && fabs(cpos[j]) + ext[j] > size[j]) return 1;
+  }
+  *face = 1;
+  *axis = best;
+  *sign = cpos[best] >= 0 ? 1 : -1;
+  return 1;
+}
+
 static int disk_convex(cuspContact* c, const mjModel* m, const mjData* d, int disk, int other,
-                       mjtNum margin) {
+                       mjtNum margin, int closed_forms) {
   // MuJoCo's own signed distance (GJK, and its penetration solver inside): exact for separated
   // pairs, where MPR's depth on the margin-inflated shapes is not (a capsule 24.8 mm away read
   // 7 mm with a 0.1 m margin: the disk stopped short of it)
+  if (closed_forms && m->geom_type[other] == mjGEOM_BOX) {
+    // the common cases without the query: far from the box, or beyond one face within its extents
+    int face = 0, axis = 0;
+    mjtNum sign = 1;
+    if (!disk_box_separation(&face, &axis, &sign, m, d, disk, other, margin, 1e-3 * margin)) {
+      return 0;
+    }
+    if (face) {
+      int count = disk_box_face(c, m, d, disk, other, axis, sign, margin);
+      if (count > 0) return count;
+    }
+  }
   mjtNum fromto[6];
   mjtNum dist = mj_geomDistance(m, (mjData*)d, disk, other, margin, fromto);
   if (dist >= margin) return 0;
@@ -353,17 +423,7 @@ static int disk_convex_finish(cuspContact* c, const mjModel* m, const mjData* d,
       }
     }
     if (best >= CUSP_FACE_COS) {
-      FlatSurface S;
-      memset(&S, 0, sizeof(S));  // radius 0: a rectangular face
-      const mjtNum* size = m->geom_size + 3 * other;
-      geom_axis(S.n, d, other, axis);
-      mju_scl3(S.n, S.n, sign);
-      mju_addScl3(S.p0, d->geom_xpos + 3 * other, S.n, size[axis]);
-      geom_axis(S.tx, d, other, (axis + 1) % 3);
-      geom_axis(S.ty, d, other, (axis + 2) % 3);
-      S.half[0] = size[(axis + 1) % 3];
-      S.half[1] = size[(axis + 2) % 3];
-      int count = disk_flat(c, m, d, disk, other, &S, margin);
+      int count = disk_box_face(c, m, d, disk, other, axis, sign, margin);
       if (count > 0) return count;
     }
   }
@@ -389,8 +449,8 @@ static int disk_convex_finish(cuspContact* c, const mjModel* m, const mjData* d,
 
 //---------------------------------- dispatch -------------------------------------------------------
 
-int cusp_detect_disk(cuspContact* c, const mjModel* m, const mjData* d, int disk, int other,
-                     mjtNum margin) {
+static int detect_disk(cuspContact* c, const mjModel* m, const mjData* d, int disk, int other,
+                       mjtNum margin, int closed_forms) {
   int type = m->geom_type[other];
   if (type == mjGEOM_PLANE) return disk_plane(c, m, d, disk, other, margin);
   // broad phase: bounding spheres
@@ -400,7 +460,17 @@ int cusp_detect_disk(cuspContact* c, const mjModel* m, const mjData* d, int disk
   if (type == mjGEOM_SPHERE) return disk_sphere(c, m, d, disk, other, margin);
   if (type == mjGEOM_BOX || type == mjGEOM_CAPSULE || type == mjGEOM_CYLINDER ||
       type == mjGEOM_ELLIPSOID || type == mjGEOM_MESH) {
-    return disk_convex(c, m, d, disk, other, margin);
+    return disk_convex(c, m, d, disk, other, margin, closed_forms);
   }
   return 0;  // heightfields, SDFs: not supported as disk environment
+}
+
+int cusp_detect_disk(cuspContact* c, const mjModel* m, const mjData* d, int disk, int other,
+                     mjtNum margin) {
+  return detect_disk(c, m, d, disk, other, margin, 1);
+}
+
+int cusp_detect_disk_by_query(cuspContact* c, const mjModel* m, const mjData* d, int disk,
+                              int other, mjtNum margin) {
+  return detect_disk(c, m, d, disk, other, margin, 0);
 }

@@ -1,7 +1,10 @@
 // Detection of registered disks (cylinder geoms) against environment geoms at the current
-// kinematics: closed forms where they are exact (disk-plane, disk-sphere), libccd MPR with the
-// disk's support inflated by the margin otherwise (boxes, capsules, cylinders, ellipsoids, convex
-// meshes), so that pairs up to `margin` apart are found with their positive gap.
+// kinematics: closed forms where they are exact (disk-plane, disk-sphere), MuJoCo's distance query
+// (GJK) and, for overlapping shapes, libccd MPR with the disk's support inflated by the margin
+// otherwise (boxes, capsules, cylinders, ellipsoids, convex meshes), so that pairs up to `margin`
+// apart are found with their positive gap. Against a box, a disk separated from it by more than
+// the margin along a box axis, or lying beyond one face within that face's extents, is decided in
+// closed form with what the query's route gives (cusp_detect_disk_by_query).
 #ifndef CUSP_PLUGIN_DETECT_H_
 #define CUSP_PLUGIN_DETECT_H_
 
@@ -19,6 +22,11 @@ extern "C" {
 // bodies, sub, gap, pos, frame; not mu) whose signed distance is <= margin; returns their count.
 int cusp_detect_disk(cuspContact* c, const mjModel* m, const mjData* d, int disk, int other,
                      mjtNum margin);
+
+// The same without the closed forms for boxes (the distance query decides every box pair): the
+// reference the closed forms reproduce (tests).
+int cusp_detect_disk_by_query(cuspContact* c, const mjModel* m, const mjData* d, int disk,
+                              int other, mjtNum margin);
 
 // Right-handed frame with the given unit normal as its third row: rows t, o, n (deterministic).
 void cusp_contact_frame(mjtNum frame[9], const mjtNum normal[3]);

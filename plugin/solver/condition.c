@@ -694,6 +694,42 @@ static int psd_solve(mjtNum* x, mjtNum* M, int n, mjtNum tol, mjtNum* y, int* pe
   return 1;
 }
 
+// Row i of an active set (act NULL: z > 0) taken as an equality by the active-set step. The cone
+// slack gamma of a contact whose normal and friction rows are all outside the set is not: its row
+// (mu fn - e^T beta) would be zero in A_SS, singular. Such a contact carries no impulse and its
+// gamma (a backend leaves any value that keeps v_t + gamma >= 0 on a separating contact) only has
+// to keep its friction rows nonnegative: settle_free_slacks sets it after the step.
+static int in_active_set(const mjtNum* z, const unsigned char* act, int i, int s, int r) {
+  if (!(act ? act[i] : z[i] > 0)) return 0;
+  if (r == 0 || i % s != r + 1) return 1;
+  int o = i - (r + 1);
+  for (int p = 0; p <= r; p++) {
+    if (act ? act[o + p] : z[o + p] > 0) return 1;
+  }
+  return 0;
+}
+
+// Contacts of z (k blocks) without normal or friction impulse get the smallest cone slack that
+// keeps their friction rows nonnegative: gamma = max(0, max_t -v_t), v_t = w_t - gamma (w = A z + b
+// at z). Returns 1 if some gamma changed (w is then stale).
+static int settle_free_slacks(mjtNum* z, const mjtNum* w, int k, int r) {
+  int s = block_size(r), changed = 0;
+  if (r == 0) return 0;
+  for (int a = 0; a < k; a++) {
+    mjtNum* zb = z + a * s;
+    int loaded = zb[0] != 0;
+    for (int t = 0; t < r && !loaded; t++) loaded = zb[1 + t] != 0;
+    if (loaded) continue;
+    mjtNum gamma = 0;
+    for (int t = 0; t < r; t++) gamma = max_num(gamma, zb[1 + r] - w[a * s + 1 + t]);
+    if (gamma != zb[1 + r]) {
+      zb[1 + r] = gamma;
+      changed = 1;
+    }
+  }
+  return changed;
+}
+
 // One Newton step on the rows with z > 0 (act NULL) or act[i] taken as equalities:
 // A_SS dz_S = -w_S (w = A z + b at z), the others kept as they are (0). When every such row is a
 // W row (no sliding contact), A_SS is symmetric semidefinite and is solved by pivoted Cholesky
@@ -707,7 +743,7 @@ static int warm_polish(mjtNum* z, const mjtNum* w, const cuspContactLcp* c, cons
   int* S = iwork;       // (N) the rows with z > 0
   int* ipiv = S + N;    // (N)
   for (int i = 0; i < N; i++) {
-    if (act ? act[i] : z[i] > 0) {
+    if (in_active_set(z, act, i, s, r)) {
       S[ns++] = i;
       wrows &= i % s <= r;
     }
@@ -789,7 +825,7 @@ static int warm_polish_structured(mjtNum* z, const mjtNum* w, const cuspContactL
   int nv = c->nv, r = c->r, s = block_size(r), N = k * s, ns = 0;
   const mjtNum* dirs = c->dirs;
   for (int i = 0; i < N; i++) {
-    if (act ? act[i] : z[i] > 0) {
+    if (in_active_set(z, act, i, s, r)) {
       if (i % s > r) return -1;  // a sliding contact: LU on A_SS
       ns++;
     }
@@ -1134,6 +1170,10 @@ reselect:
           mjtNum trial_orig;
           if (st) warm_residual_structured(w, &trial, &trial_orig, y, zf, c, Gw, sel, k, eps_n);
           else warm_residual(w, &trial, &trial_orig, y, zf, c, G, sel, k, eps_n);
+          if (!(trial.residual <= opt->lcp.tol) && settle_free_slacks(zf, w, k, r)) {
+            if (st) warm_residual_structured(w, &trial, &trial_orig, y, zf, c, Gw, sel, k, eps_n);
+            else warm_residual(w, &trial, &trial_orig, y, zf, c, G, sel, k, eps_n);
+          }
           if (trial.residual <= opt->lcp.tol) {
             memcpy(z, zf, sizeof(mjtNum) * N);
             info->lcp = trial;

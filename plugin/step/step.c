@@ -372,7 +372,8 @@ typedef struct IslandResult_ {
 // Disk contacts c0 .. c0 + n of one island without patch rows: the conditioned LCP with the
 // configured backend; the correction goes into w->dv at the island's dofs.
 static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* dyn, int c0, int n,
-                              const mjModel* m, const mjData* d, const cuspConfig* cfg) {
+                              const mjModel* m, const mjData* d, const cuspConfig* cfg,
+                              const cuspConditionOptions* cond_opt) {
   int r = w->r, nr = dyn->nr;
   mjtNum h = m->opt.timestep;
   assemble(w, dyn, w->contacts + c0, n, m, d, cfg);
@@ -389,7 +390,8 @@ static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* 
       .nv = nr, .m = n, .r = r, .Meff = dyn->L, .meff_is_factor = 1,
       .Jn = w->Jn_r, .Jt = NULL, .mu = w->mu, .bn = w->bn, .bt = w->bt,
       .Jto = w->Jto_r, .dirs = w->cone, .pair = w->pair};
-  double t0 = cusp_now();
+  // the solve's wall time: the reduction's and the full solve's (which times itself)
+  double t0 = cfg->reduction.k ? cusp_now() : 0;
   // contact-space reduction first when configured; its fallback is the full solve below
   cuspReductionIslandInfo red = {.outcome = CUSP_REDUCTION_OUTSIDE};
   if (cfg->reduction.k) {
@@ -405,7 +407,7 @@ static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* 
     res->rcond_before = res->rcond_after = 0;
     for (int i = 0; i < n; i++) w->keep[c0 + i] = 1;
   } else {
-    cuspConditionOptions opt = cusp_step_condition_options(cfg);
+    cuspConditionOptions opt = *cond_opt;
     opt.lcp.work_pool = &w->work_left;  // one budget for the step's backend runs
     res->status = cusp_contact_solve(fn, beta, gamma, w->keep + c0, &w->info, &lcp, &opt,
                                      w->solver_work, w->solver_bytes);
@@ -414,7 +416,7 @@ static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* 
     res->rcond_before = w->info.rcond_before;
     res->rcond_after = w->info.rcond_after;
   }
-  w->solve_seconds += cusp_now() - t0;
+  w->solve_seconds += cfg->reduction.k ? cusp_now() - t0 : w->info.lcp.seconds;
   res->max_pen = 0;
   if (!all_finite(fn, n) || !all_finite(beta, n * r)) {
     // nothing usable: no correction, contacts unloaded, no warm start from this
@@ -782,6 +784,7 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
   // 3. islands
   int ni = group(w, m, d, npatch);
   if (ni < 0) return -1;
+  cuspConditionOptions cond_opt = cusp_step_condition_options(cfg);  // every disk island's
   warm_start(w);
   mju_zero(w->dv, nv);
   int failed = 0, worst = CUSP_LCP_SOLVED, iterations = 0, kept = 0, reduced = 0, fallbacks = 0;
@@ -828,7 +831,7 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
     // 5-6. assemble and solve the island
     IslandResult res = {0};
     if (patches) solve_patch_island(&res, w, dyn, p0, npk, m, d, cfg);
-    else solve_disk_island(&res, w, dyn, c0, nck, m, d, cfg);
+    else solve_disk_island(&res, w, dyn, c0, nck, m, d, cfg, &cond_opt);
     iterations += res.iterations;
     kept += res.kept;
     reduced += res.reduced;
