@@ -140,6 +140,19 @@ TEST_F(SceneFuzz, DiskIslandsThatPgsOrLemkeLeaveShortAreFinished) {
   }
 }
 
+// Rigid islands the proximal loop leaves short and the plain Newton of the step's starting point
+// solves (seed 9: a single 4-vertex patch of a light body pushed out of 1.3 mm of overlap, stalled
+// at 1.7e-4; seed 31: 12 patches, 41 unknowns): with four plain Newton steps before the loop and
+// none after it, one step each failed.
+TEST_F(SceneFuzz, SmallPatchIslandsTheProximalLoopLeavesShortAreSolved) {
+  for (uint64_t seed : {9, 31}) {
+    cusp_fuzz::Result r = RunSeed(seed, 500);
+    EXPECT_EQ(r.outcome, cusp_fuzz::kOk) << "seed " << seed;
+    EXPECT_EQ(r.failures, 0) << "seed " << seed;
+    EXPECT_EQ(r.steps, 500) << "seed " << seed;
+  }
+}
+
 // Runs every scene file of a corpus directory with the fuzzer's checks (failures reported by
 // RunScene); returns how many files there were.
 int RunCorpus(SceneFuzz* fixture, const std::string& dir, int steps);
