@@ -34,6 +34,7 @@
 #include <mujoco/mujoco.h>
 
 #include "config/config.h"
+#include "config/params.h"
 #include "collide/contact.h"
 #include "collide/broadphase.h"
 
@@ -98,8 +99,8 @@ int cusp_patch_set_reserve(cuspPatchSet* s, int n);
 // kinematics currently in d (q*), for the broad phase's body candidates: a registered body against
 // an environment geom (planes and box faces give patches; other geoms give point contacts) or
 // against another registered body. Fills s->patch, s->npatch; returns npatch, or -1 if out of memory.
-int cusp_patch_detect(cuspPatchSet* s, const cuspConfig* cfg, const cuspBroadphase* bp,
-                      const mjModel* m, mjData* d);
+int cusp_patch_detect(cuspPatchSet* s, const cuspConfig* cfg, const cuspParams* params,
+                      const cuspBroadphase* bp, const mjModel* m, mjData* d);
 
 // Sizes of the detector's scratch for model m: the largest number of candidate points of one
 // body (its geoms' support samples and mesh vertices) and the largest geom count of one body; and
@@ -116,11 +117,6 @@ void cusp_patch_point(cuspPatch* p, const cuspContact* c, int source);
 // area mean over their convex hull if it has area, else the length mean over the segment, else 0.
 // centroid (2) gets the region's centroid. Used for the default er.
 mjtNum cusp_patch_mean_distance(mjtNum centroid[2], const mjtNum* pts, int np);
-
-// Limit surface of registered body b: writes et, eo, er with the config overrides applied over the
-// default (1, 1, er_default).
-void cusp_patch_limit_surface(mjtNum e[3], const cuspConfig* cfg, int body, mjtNum er_default);
-
 
 #ifdef __cplusplus
 }

@@ -12,8 +12,6 @@
 #define CUSP_NRIM 8             // rim samples per cylinder cap
 #define CUSP_SAME_POINT 1e-9     // m, candidates this close along the surface are one point
 #define CUSP_FEATURE_TOL 2e-4   // m, points this close to the deepest one form the support feature
-#define CUSP_ER_MIN 1e-3        // m, smallest er: a corner or edge-end touching has a small but
-                                // finite area; smaller er makes the torsion row ill-conditioned
 
 //---------------------------------- small geometry ------------------------------------------------
 
@@ -680,18 +678,6 @@ mjtNum cusp_patch_mean_distance(mjtNum centroid[2], const mjtNum* pts, int np) {
   return result;
 }
 
-void cusp_patch_limit_surface(mjtNum e[3], const cuspConfig* cfg, int body, mjtNum er_default) {
-  e[0] = 1;
-  e[1] = 1;
-  e[2] = er_default > CUSP_ER_MIN ? er_default : CUSP_ER_MIN;
-  for (int i = 0; i < cfg->nlimit_surface; i++) {
-    if (cfg->limit_surface[i].body != body) continue;
-    for (int k = 0; k < 3; k++) {
-      if (cfg->limit_surface[i].e[k] > 0) e[k] = cfg->limit_surface[i].e[k];
-    }
-  }
-}
-
 //---------------------------------- the set of this step's patches -----------------------------------
 
 int cusp_patch_set_init(cuspPatchSet* s, const mjModel* m) {
@@ -791,8 +777,8 @@ size_t cusp_patch_detect_worksize(int points, int regions) {
 
 // Build the patch of object o on surface S from its geoms' points within margin. Returns 1 if a
 // patch was added, 0 if nothing is within margin, -1 out of memory.
-static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m,
-                         const mjData* d, const Object* o, const Surface* S) {
+static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const cuspParams* params,
+                         const mjModel* m, const mjData* d, const Object* o, const Surface* S) {
   int b = o->body;
   Scratch sc;
   scratch_layout(&sc, w->scratch, w->points, w->regions);
@@ -847,7 +833,7 @@ static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* 
     }
     regions[nregion] = feat + 2 * nfeat;
     counts[nregion++] = nh;
-    mu_sum += nh * cusp_pair_friction(cfg, m, g, S->geom);
+    mu_sum += nh * cusp_pair_friction(params, g, S->geom);
     mu_count += nh;
     for (int i = 0; i < nh; i++, nfeat++) {
       feat[2 * nfeat] = fc[i].x[0];
@@ -916,7 +902,7 @@ static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* 
   p->nvert = nv;
   // one vertex: a point, the ECP is fixed: torsional friction only as a point contact's, with
   // condim >= 4 (cusp_pair_torsion)
-  mjtNum point_torsion = nv == 1 ? cusp_pair_torsion(cfg, m, first_geom, S->geom) : 0;
+  mjtNum point_torsion = nv == 1 ? cusp_pair_torsion(params, first_geom, S->geom) : 0;
   p->torsion = nv >= 2 || point_torsion > 0;
   mjtNum mean[3] = {0, 0, 0};
   for (int i = 0; i < nv; i++) {
@@ -943,9 +929,9 @@ static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* 
   } else {
     er = multi_mean_distance(centroid, (Region*)sc.region, regions, counts, nregion);
   }
-  p->mu = mu_count ? mu_sum / mu_count : cusp_pair_friction(cfg, m, first_geom, S->geom);
+  p->mu = mu_count ? mu_sum / mu_count : cusp_pair_friction(params, first_geom, S->geom);
   if (point_torsion > 0) er = point_torsion / p->mu;  // MuJoCo's elliptic cone (point_contacts)
-  cusp_patch_limit_surface(p->e, cfg, b, er);
+  cusp_limit_surface(p->e, params, b, er);
   return 1;
 }
 
@@ -1009,8 +995,8 @@ static int checked_convex(mjPreContact* con, int n, const mjModel* m, mjData* d,
 
 // point contacts between geom gb of registered body b and geom gs of body bs (MuJoCo's collision
 // functions); b, bs: the bodies whose motion the rows carry (gb may sit on a body welded to b)
-static int point_contacts(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m, mjData* d,
-                          int b, int gb, int bs, int gs) {
+static int point_contacts(cuspPatchSet* w, const cuspConfig* cfg, const cuspParams* params,
+                          const mjModel* m, mjData* d, int b, int gb, int bs, int gs) {
   int t1 = m->geom_type[gb], t2 = m->geom_type[gs];
   int g1 = gb, g2 = gs, swapped = 0;
   if (t1 > t2) {
@@ -1045,11 +1031,11 @@ static int point_contacts(cuspPatchSet* w, const cuspConfig* cfg, const mjModel*
     if (!swapped) mju_scl3(nrm, nrm, -1);
     mju_normalize3(nrm);
     cusp_contact_frame(c.frame, nrm);
-    c.mu = cusp_pair_friction(cfg, m, gb, gs);
+    c.mu = cusp_pair_friction(params, gb, gs);
     if (cusp_patch_add_point(w, &c, -1)) return -1;
     // condim >= 4: a torsion row, er = torsion / mu, so that the limit surface
     // (Lr / er)^2 <= (mu Ln)^2 is MuJoCo's elliptic cone |Lr| <= torsion Ln (er >= CUSP_ER_MIN)
-    mjtNum torsion = cusp_pair_torsion(cfg, m, gb, gs);
+    mjtNum torsion = cusp_pair_torsion(params, gb, gs);
     if (torsion > 0) {
       cuspPatch* p = w->patch + w->npatch - 1;
       p->torsion = 1;
@@ -1060,14 +1046,14 @@ static int point_contacts(cuspPatchSet* w, const cuspConfig* cfg, const mjModel*
 }
 
 // object o against environment geom g
-static int body_vs_env(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m, mjData* d,
-                       const Object* o, int g) {
+static int body_vs_env(cuspPatchSet* w, const cuspConfig* cfg, const cuspParams* params,
+                       const mjModel* m, mjData* d, const Object* o, int g) {
   int type = m->geom_type[g];
   Surface S;
   if (type == mjGEOM_PLANE) {
     plane_surface(&S, d, g);
     S.body = m->geom_bodyid[g];
-    return surface_patch(w, cfg, m, d, o, &S) < 0 ? -1 : 0;
+    return surface_patch(w, cfg, params, m, d, o, &S) < 0 ? -1 : 0;
   }
   if (type == mjGEOM_BOX) {
     // Each geom of the object near the box (bounding spheres) takes the face that separates it
@@ -1097,7 +1083,7 @@ static int body_vs_env(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m,
       }
       box_face(&S, m, d, g, f);
       S.body = m->geom_bodyid[g];
-      int rc = surface_patch(w, cfg, m, d, &sub, &S);
+      int rc = surface_patch(w, cfg, params, m, d, &sub, &S);
       if (rc < 0) return -1;
       // No patch on the face: nothing of the geoms is over it within the margin, or only a part
       // of their surface between their vertices is (their deepest points lie beside the face): a
@@ -1106,9 +1092,8 @@ static int body_vs_env(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m,
       // contacts of the pair find what no face holds (an edge on a face, an edge across an edge),
       // as between two registered bodies (body_vs_body).
       for (int j = 0; !rc && j < sub.ngeom; j++) {
-        if (point_contacts(w, cfg, m, d, o->body, sub.geom[j], m->geom_bodyid[g], g) < 0) {
-          return -1;
-        }
+        int bs = m->geom_bodyid[g];
+        if (point_contacts(w, cfg, params, m, d, o->body, sub.geom[j], bs, g) < 0) return -1;
       }
     }
     return 0;
@@ -1120,13 +1105,15 @@ static int body_vs_env(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m,
     scratch_layout(&sc, w->scratch, w->points, w->regions);
     if (best_mesh_face(&S, sc.pts, m, d, g, o) > -INFINITY) {
       S.body = m->geom_bodyid[g];
-      int rc = surface_patch(w, cfg, m, d, o, &S);
+      int rc = surface_patch(w, cfg, params, m, d, o, &S);
       if (rc < 0) return -1;
       if (rc > 0) return 0;
     }
   }
   for (int k = 0; k < o->ngeom; k++) {
-    if (point_contacts(w, cfg, m, d, o->body, o->geom[k], m->geom_bodyid[g], g) < 0) return -1;
+    if (point_contacts(w, cfg, params, m, d, o->body, o->geom[k], m->geom_bodyid[g], g) < 0) {
+      return -1;
+    }
   }
   return 0;
 }
@@ -1146,8 +1133,8 @@ static mjtNum support_score(const mjModel* m, const Surface* S) {
 // patch on the lower body's top face, so the upper body's published Ln and ECP are its support);
 // on equal scores (side by side, no gravity) the first found: body b on a's faces before a on b's
 // faces, so the representation does not flip from step to step with rounding.
-static int body_vs_body(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m, mjData* d,
-                        const Object* a, const Object* b) {
+static int body_vs_body(cuspPatchSet* w, const cuspConfig* cfg, const cuspParams* params,
+                        const mjModel* m, mjData* d, const Object* a, const Object* b) {
   Scratch sc;
   scratch_layout(&sc, w->scratch, w->points, w->regions);
   Surface best, S;
@@ -1188,20 +1175,22 @@ static int body_vs_body(cuspPatchSet* w, const cuspConfig* cfg, const mjModel* m
   }
   if (best_object) {
     if (best_gap >= cfg->margin) return 0;
-    int rc = surface_patch(w, cfg, m, d, best_object, &best);
+    int rc = surface_patch(w, cfg, params, m, d, best_object, &best);
     if (rc != 0) return rc < 0 ? -1 : 0;
   }
   // no box face between them (or off the face): point contacts of every geom pair
   for (int i = 0; i < a->ngeom; i++) {
     for (int j = 0; j < b->ngeom; j++) {
-      if (point_contacts(w, cfg, m, d, a->body, a->geom[i], b->body, b->geom[j]) < 0) return -1;
+      if (point_contacts(w, cfg, params, m, d, a->body, a->geom[i], b->body, b->geom[j]) < 0) {
+        return -1;
+      }
     }
   }
   return 0;
 }
 
-int cusp_patch_detect(cuspPatchSet* w, const cuspConfig* cfg, const cuspBroadphase* bp,
-                      const mjModel* m, mjData* d) {
+int cusp_patch_detect(cuspPatchSet* w, const cuspConfig* cfg, const cuspParams* params,
+                      const cuspBroadphase* bp, const mjModel* m, mjData* d) {
   w->npatch = 0;
   for (int i = 0; i < bp->ncand; i++) {
     const cuspCandidate* c = bp->cand + i;
@@ -1209,10 +1198,10 @@ int cusp_patch_detect(cuspPatchSet* w, const cuspConfig* cfg, const cuspBroadpha
     Object o = object_of(cfg, c->index);
     int rc;
     if (c->other_kind == CUSP_BP_GEOM) {
-      rc = body_vs_env(w, cfg, m, d, &o, c->other);
+      rc = body_vs_env(w, cfg, params, m, d, &o, c->other);
     } else {
       Object other = object_of(cfg, c->other);
-      rc = body_vs_body(w, cfg, m, d, &o, &other);
+      rc = body_vs_body(w, cfg, params, m, d, &o, &other);
     }
     if (rc) return -1;
   }

@@ -484,7 +484,7 @@ static int check_condim_with(const cuspParams* p, const cuspConfig* cfg, const m
     int disk = i < cfg->ndisk;
     int s = disk ? cfg->disk_geoms[i] : cfg->object_geom[i - cfg->ndisk];
     for (int g = 0; g < m->ngeom; g++) {
-      if (!cusp_touches(p, m, s, g) || cusp_pair_condim(m, s, g) != 6) continue;
+      if (!cusp_touches(p, m, s, g) || cusp_pair_condim(p, s, g) != 6) continue;
       int six = m->geom_condim[s] == 6 ? s : g;
       const char* key = disk ? "disks" : "bodies";
       char why[640];

@@ -27,6 +27,102 @@ static int equality_on_object(const cuspParams* p, const mjModel* m, int e) {
   return 0;
 }
 
+//---------------------------------- pair parameters -----------------------------------------------
+// MuJoCo's combination of two geoms' contact parameters (mj_contactParam): the geom of higher
+// priority alone, else the larger of each; computed here only, at init
+
+static int pair_condim(const mjModel* m, int g1, int g2) {
+  int p1 = m->geom_priority[g1], p2 = m->geom_priority[g2];
+  if (p1 != p2) return m->geom_condim[p1 > p2 ? g1 : g2];
+  return m->geom_condim[g1] > m->geom_condim[g2] ? m->geom_condim[g1] : m->geom_condim[g2];
+}
+
+static void pair_geom_friction(mjtNum friction[3], const mjModel* m, int g1, int g2) {
+  int p1 = m->geom_priority[g1], p2 = m->geom_priority[g2];
+  const mjtNum* f1 = m->geom_friction + 3 * g1;
+  const mjtNum* f2 = m->geom_friction + 3 * g2;
+  for (int i = 0; i < 3; i++) {
+    if (p1 != p2) friction[i] = p1 > p2 ? f1[i] : f2[i];
+    else friction[i] = f1[i] > f2[i] ? f1[i] : f2[i];
+  }
+}
+
+// the parameters of the pair g1, g2 (params.h cusp_pair)
+static cuspPairParams pair_params(const cuspConfig* cfg, const mjModel* m, int g1, int g2) {
+  cuspPairParams q;
+  memset(&q, 0, sizeof(q));
+  mjtNum friction[3];
+  pair_geom_friction(friction, m, g1, g2);
+  q.condim = pair_condim(m, g1, g2);
+  q.mu = q.condim == 1 ? 0 : cfg->friction >= 0 ? cfg->friction : friction[0];
+  q.torsion = q.condim < 4 || !(q.mu > 0) ? 0 : friction[1];
+  return q;
+}
+
+// 1 if geoms g1 and g2 have the same priority, condim and friction (bitwise): every pair they
+// make has the same parameters
+static int same_class(const mjModel* m, int g1, int g2) {
+  return m->geom_priority[g1] == m->geom_priority[g2] &&
+         m->geom_condim[g1] == m->geom_condim[g2] &&
+         !memcmp(m->geom_friction + 3 * g1, m->geom_friction + 3 * g2, 3 * sizeof(mjtNum));
+}
+
+// geom g's class: an existing one of a geom the same in every parameter, else a new one;
+// first[c] is class c's first geom
+static int class_of(cuspParams* p, int* first, const mjModel* m, int g) {
+  if (p->pair_class[g] >= 0) return p->pair_class[g];
+  int c = 0;
+  while (c < p->npair_class && !same_class(m, first[c], g)) c++;
+  if (c == p->npair_class) first[p->npair_class++] = g;
+  return p->pair_class[g] = c;
+}
+
+// the pair table: the classes of the registered geoms (disks, then the registered bodies' geoms)
+// first, those of the other geoms after; one row per registered class. 0, or -1 out of memory
+static int pair_table_init(cuspParams* p, const cuspConfig* cfg, const mjModel* m) {
+  p->pair_class = (int*)malloc(((size_t)m->ngeom + 1) * sizeof(int));
+  int* first = (int*)malloc(((size_t)m->ngeom + 1) * sizeof(int));
+  if (!p->pair_class || !first) {
+    free(first);
+    return -1;
+  }
+  for (int g = 0; g < m->ngeom; g++) p->pair_class[g] = -1;
+  for (int i = 0; i < cfg->ndisk; i++) class_of(p, first, m, cfg->disk_geoms[i]);
+  for (int g = 0; g < m->ngeom; g++) {
+    if (p->object_of_geom[g] >= 0) class_of(p, first, m, g);
+  }
+  p->npair_row = p->npair_class;
+  for (int g = 0; g < m->ngeom; g++) class_of(p, first, m, g);
+  p->pair = (cuspPairParams*)malloc(
+      ((size_t)p->npair_row * p->npair_class + 1) * sizeof(cuspPairParams));
+  if (!p->pair) {
+    free(first);
+    return -1;
+  }
+  for (int r = 0; r < p->npair_row; r++) {
+    for (int c = 0; c < p->npair_class; c++) {
+      p->pair[(size_t)r * p->npair_class + c] = pair_params(cfg, m, first[r], first[c]);
+    }
+  }
+  free(first);
+  return 0;
+}
+
+// the `limit_surface` key's values by registered body (0: the default); the key names only
+// registered bodies, each once (config.c)
+static int limit_surface_init(cuspParams* p, const cuspConfig* cfg) {
+  p->limit_surface = (mjtNum*)calloc(3 * (size_t)cfg->npatch_body + 1, sizeof(mjtNum));
+  if (!p->limit_surface) return -1;
+  for (int i = 0; i < cfg->nlimit_surface; i++) {
+    int k = p->patch_of_body[cfg->limit_surface[i].body];
+    if (k < 0) continue;
+    for (int j = 0; j < 3; j++) {
+      if (cfg->limit_surface[i].e[j] > 0) p->limit_surface[3 * k + j] = cfg->limit_surface[i].e[j];
+    }
+  }
+  return 0;
+}
+
 int cusp_params_init(cuspParams* p, const cuspConfig* cfg, const mjModel* m) {
   memset(p, 0, sizeof(*p));
   p->self_contact_neighbours = cfg->self_contact_neighbours;
@@ -76,6 +172,10 @@ int cusp_params_init(cuspParams* p, const cuspConfig* cfg, const mjModel* m) {
     if (p->disk_of_geom[g] < 0) p->obstacle[g] = 1;
   }
   for (int e = 0; e < m->neq; e++) p->eq_compliant[e] = (unsigned char)equality_on_object(p, m, e);
+  if (pair_table_init(p, cfg, m) || limit_surface_init(p, cfg)) {
+    cusp_params_free(p);
+    return -1;
+  }
   return 0;
 }
 
@@ -88,6 +188,9 @@ void cusp_params_free(cuspParams* p) {
   free(p->body_depth);
   free(p->disk_depth);
   free(p->disk_body);
+  free(p->pair_class);
+  free(p->pair);
+  free(p->limit_surface);
   memset(p, 0, sizeof(*p));
 }
 
@@ -125,35 +228,4 @@ int cusp_bodies_filtered(const cuspParams* p, const mjModel* m, int b1, int b2) 
     else b = mid - 1;
   }
   return 0;
-}
-
-int cusp_pair_condim(const mjModel* m, int g1, int g2) {
-  int p1 = m->geom_priority[g1], p2 = m->geom_priority[g2];
-  if (p1 != p2) return m->geom_condim[p1 > p2 ? g1 : g2];
-  return m->geom_condim[g1] > m->geom_condim[g2] ? m->geom_condim[g1] : m->geom_condim[g2];
-}
-
-void cusp_pair_geom_friction(mjtNum friction[3], const mjModel* m, int g1, int g2) {
-  int p1 = m->geom_priority[g1], p2 = m->geom_priority[g2];
-  const mjtNum* f1 = m->geom_friction + 3 * g1;
-  const mjtNum* f2 = m->geom_friction + 3 * g2;
-  for (int i = 0; i < 3; i++) {
-    if (p1 != p2) friction[i] = p1 > p2 ? f1[i] : f2[i];
-    else friction[i] = f1[i] > f2[i] ? f1[i] : f2[i];
-  }
-}
-
-mjtNum cusp_pair_friction(const cuspConfig* cfg, const mjModel* m, int g1, int g2) {
-  if (cusp_pair_condim(m, g1, g2) == 1) return 0;
-  if (cfg->friction >= 0) return cfg->friction;
-  mjtNum friction[3];
-  cusp_pair_geom_friction(friction, m, g1, g2);
-  return friction[0];
-}
-
-mjtNum cusp_pair_torsion(const cuspConfig* cfg, const mjModel* m, int g1, int g2) {
-  if (cusp_pair_condim(m, g1, g2) < 4 || !(cusp_pair_friction(cfg, m, g1, g2) > 0)) return 0;
-  mjtNum friction[3];
-  cusp_pair_geom_friction(friction, m, g1, g2);
-  return friction[1];
 }

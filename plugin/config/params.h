@@ -12,6 +12,14 @@
 extern "C" {
 #endif
 
+// The contact parameters of one pair of geoms, as cusp's contact rows use them.
+typedef struct cuspPairParams_ {
+  mjtNum mu;       // sliding friction coefficient (-); 0: frictionless
+  mjtNum torsion;  // m, torsional friction of a point contact (torque about the normal per unit
+                   // normal force); 0: no torsion row
+  int condim;      // the pair's condim (MuJoCo's rule)
+} cuspPairParams;
+
 typedef struct cuspParams_ {
   int* disk_of_geom;       // (ngeom) index in cfg->disk_geoms, -1: not a disk
   int* patch_of_body;      // (nbody) index in cfg->patch_bodies, -1: not registered
@@ -27,6 +35,18 @@ typedef struct cuspParams_ {
                                 // connect to a mocap body, the world or another body; a joint
                                 // equality of its joints): its rows stay MuJoCo's soft constraint
                                 // in the contact correction (assemble/dynamics.h), not a hard tie
+  // The parameters of every pair a registered geom makes (cusp_pair), by the two geoms' classes:
+  // geoms of equal priority, condim and friction (bitwise) are one class, their pairs have equal
+  // parameters. Classes holding a registered geom come first: they are the rows. Size: npair_row x
+  // npair_class x 24 bytes, at most (registered geoms) x ngeom x 24 bytes (every geom its own
+  // class); the shipped scenes have at most 2 rows of at most 3 columns (144 bytes), where a
+  // registered geom x ngeom table would take up to 91 kB (two_arms_press.xml: 44 x 86).
+  int* pair_class;              // (ngeom) the geom's class
+  int npair_row;                // classes with a registered geom
+  int npair_class;              // all classes
+  cuspPairParams* pair;         // (npair_row x npair_class)
+  mjtNum* limit_surface;        // (3 npatch_body) et, eo, er of each registered body from the
+                                // `limit_surface` key; 0: the default (cusp_limit_surface)
 } cuspParams;
 
 int cusp_params_init(cuspParams* p, const cuspConfig* cfg, const mjModel* m);
@@ -76,26 +96,50 @@ static inline int cusp_touches(const cuspParams* p, const mjModel* m, int self, 
   return !cusp_bodies_filtered(p, m, b1, b2);
 }
 
-// MuJoCo's contact parameters of a pair, combined as mj_contactParam does
-// (engine_collision_driver.c): the geom of higher `priority` gives its condim and friction alone;
-// on equal priority condim is the larger of the two, and each friction coefficient (sliding,
-// torsional, rolling) the larger. `solmix` weighs only solref and solimp (the soft contact's
-// stiffness), which hard contact has no use for: it never changes the friction.
-int cusp_pair_condim(const mjModel* m, int g1, int g2);
-void cusp_pair_geom_friction(mjtNum friction[3], const mjModel* m, int g1, int g2);
+// The parameters of the pair of geoms g1, g2 (either order; at least one a registered geom: a
+// disk or a geom of a registered body), resolved at init (cusp_params_init) as follows.
+// condim: MuJoCo's (mj_contactParam, engine_collision_driver.c): the geom of higher `priority`
+// gives it alone, on equal priority the larger of the two. mu: 0 when condim is 1 (frictionless:
+// the `friction` key gives no friction to what the model declares frictionless), else the
+// `friction` config key when set (>= 0), else the pair's sliding friction, combined as condim is
+// (the higher priority's alone, else the larger). `solmix` weighs only solref and solimp (the soft
+// contact's stiffness), which hard contact has no use for: it never changes the friction.
+// torsion: as MuJoCo's elliptic cone, the pair's torsional coefficient (combined the same way)
+// when condim is 4 or more and mu > 0, else 0. Patches (a body's support feature on a plane or a
+// box face) carry torsion from their limit surface instead (er from the patch's area, Unicomp)
+// with condim 3 or 4; disk contacts have none.
+static inline const cuspPairParams* cusp_pair(const cuspParams* p, int g1, int g2) {
+  int c1 = p->pair_class[g1], c2 = p->pair_class[g2];
+  if (c1 >= p->npair_row) {  // rows: the classes of registered geoms
+    int c = c1;
+    c1 = c2;
+    c2 = c;
+  }
+  return p->pair + (size_t)c1 * p->npair_class + c2;
+}
+static inline int cusp_pair_condim(const cuspParams* p, int g1, int g2) {
+  return cusp_pair(p, g1, g2)->condim;
+}
+static inline mjtNum cusp_pair_friction(const cuspParams* p, int g1, int g2) {
+  return cusp_pair(p, g1, g2)->mu;
+}
+static inline mjtNum cusp_pair_torsion(const cuspParams* p, int g1, int g2) {
+  return cusp_pair(p, g1, g2)->torsion;
+}
 
-// Sliding friction coefficient of a contact between geoms g1 and g2 (a registered geom and an
-// obstacle, or two disks): 0 when the pair's condim is 1 (frictionless: the `friction` key gives no
-// friction to what the model declares frictionless), else the `friction` config key when set
-// (>= 0), else the pair's sliding friction.
-mjtNum cusp_pair_friction(const cuspConfig* cfg, const mjModel* m, int g1, int g2);
+#define CUSP_ER_MIN 1e-3  // m, smallest er: a corner or edge-end touching has a small but finite
+                          // area; smaller er makes the torsion row ill-conditioned
 
-// Torsional friction of a point contact between g1 and g2 (m: the largest torque about the normal
-// per unit normal force), as MuJoCo's elliptic cone: the pair's torsional coefficient when its
-// condim is 4 or more and it has sliding friction, else 0 (no torsion row). Patches (a body's
-// support feature on a plane or a box face) carry torsion from their limit surface instead
-// (er from the patch's area, Unicomp) with condim 3 or 4; disk contacts have none.
-mjtNum cusp_pair_torsion(const cuspConfig* cfg, const mjModel* m, int g1, int g2);
+// Limit surface (Unicomp 26-30) of a patch of registered body `body`: et, eo (-) and er (m). The
+// `limit_surface` key's values of the body where it gives them (> 0), else the default
+// (1, 1, er_default), er at least CUSP_ER_MIN.
+static inline void cusp_limit_surface(mjtNum e[3], const cuspParams* p, int body,
+                                      mjtNum er_default) {
+  const mjtNum* key = p->limit_surface + 3 * p->patch_of_body[body];
+  e[0] = key[0] > 0 ? key[0] : 1;
+  e[1] = key[1] > 0 ? key[1] : 1;
+  e[2] = key[2] > 0 ? key[2] : er_default > CUSP_ER_MIN ? er_default : CUSP_ER_MIN;
+}
 
 #ifdef __cplusplus
 }

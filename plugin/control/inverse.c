@@ -11,7 +11,8 @@
 #include "collide/contact.h"
 #include "control/control_plugin.h"
 #include "collide/detect.h"
-#include "instance.h"
+#include "publish/contacts_api.h"
+#include "step/step.h"
 
 #define INVERSE_NAME "cusp.inverse"
 #define CUSP_INVERSE_TOUCH 1e-4  // m, gap under which a released contact counts as touching
@@ -341,43 +342,18 @@ static int is_grasp(const cuspInverse* inv, const mjModel* m, const cuspContact*
          (t1 == inv->tree && t0 != inv->tree && cusp_inverse_models_tree(inv, t0));
 }
 
-// The contacts of cusp.contact's last step that touch the model, as point contacts, into out
-// (NULL: count only); returns their number. Disk and point contacts as they are; a patch (a
-// registered body's face on a plane or box face) as one point per vertex with the patch's frame,
-// friction and the vertex's gap and impulse: the controller models the patch's friction by the
-// polyhedral cone at its vertices (the simulation: the ellipsoidal limit surface at the ECP).
-static int gather_contacts(cuspContact* out, const cuspInverse* inv, const mjModel* m,
-                           const cuspInstance* ci) {
-  int n = 0;
-  for (int k = 0; k < ci->work.ncontact; k++) {
-    const cuspContact* c = ci->work.contacts + k;
-    if (!models_pair(inv, m, c->body[0], c->body[1])) continue;
-    if (out) out[n] = *c;
-    n++;
+// Of the contacts of cusp.contact's last step as point contacts (contacts API,
+// cusp_contacts_points: disk and point contacts as they are, a patch as one point per vertex with
+// the patch's frame and friction: the controller models the patch's friction by the polyhedral
+// cone at its vertices, the simulation by the ellipsoidal limit surface at the ECP), those that
+// touch the model, kept in order in the first of points; returns their number.
+static int keep_model_contacts(cuspContact* points, int n, const cuspInverse* inv,
+                               const mjModel* m) {
+  int kept = 0;
+  for (int k = 0; k < n; k++) {
+    if (models_pair(inv, m, points[k].body[0], points[k].body[1])) points[kept++] = points[k];
   }
-  for (int i = 0; i < ci->work.patch.set.npatch; i++) {
-    const cuspPatch* p = ci->work.patch.set.patch + i;
-    // a patch with a source is one of the point contacts above
-    if (p->source >= 0 || !models_pair(inv, m, p->body[0], p->body[1])) continue;
-    for (int k = 0; k < p->nvert; k++, n++) {
-      if (!out) continue;
-      cuspContact* c = out + n;
-      memset(c, 0, sizeof(*c));
-      c->geom[0] = p->geom[0];
-      c->geom[1] = p->geom[1];
-      c->body[0] = p->body[0];
-      c->body[1] = p->body[1];
-      c->sub = k;
-      c->island = p->island;
-      c->gap = p->gap[k];
-      mju_copy3(c->pos, p->vert + 3 * k);
-      mju_copy(c->frame, p->frame, 9);
-      c->mu = p->mu;
-      c->impulse_n = p->lambda[k];
-      c->mode = p->mode;
-    }
-  }
-  return n;
+  return kept;
 }
 
 // The controller's model of the arm over one horizon H (`horizon`, s): implicit in the inertia
@@ -437,20 +413,27 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
   if (cusp_dynamics_update(dyn, m, d, inv->dofs, nv)) return CUSP_LCP_NUMERICAL;
   int nr = dyn->nr;
 
-  // the contacts cusp resolved last step on the model's trees
-  const cuspInstance* ci = NULL;
-  int r = 0, ncontact = 0;
+  // the contacts cusp resolved last step on the model's trees (the contacts API)
+  const cuspConfig* ccfg = NULL;  // the contact instance's configuration
+  const mjtNum* cone = NULL;      // (2 r) its friction directions
+  int r = 0, ncontact = 0, npoint = 0;
   if (inv->contact == CUSP_INVERSE_CONTACT_CUSP) {
-    ci = cusp_instance_find(d, inv->contact_instance);
-    if (ci) {
-      r = ci->work.r;
-      ncontact = gather_contacts(NULL, inv, m, ci);
+    ccfg = cusp_contacts_config(m, d, inv->contact_instance);
+    if (ccfg) {
+      r = cusp_contacts_cone(m, d, inv->contact_instance, &cone);
+      npoint = cusp_contacts_points(m, d, inv->contact_instance, NULL, 0);
     }
+  }
+
+  mj_markStack(d);
+  cuspContact* points = (cuspContact*)mj_stackAllocByte(
+      d, sizeof(cuspContact) * (npoint + 1), sizeof(mjtNum));
+  if (ccfg) {
+    cusp_contacts_points(m, d, inv->contact_instance, points, npoint);
+    ncontact = keep_model_contacts(points, npoint, inv, m);
   }
   int nc = ncontact * (1 + r);    // contact velocity rows (normal, r directions)
   int nrow = ne + nc;             // effector rows then contact rows
-
-  mj_markStack(d);
   mjtNum* Mr = mj_stackAllocNum(d, (size_t)nr * nr);
   mjtNum* Mfull = mj_stackAllocNum(d, (size_t)m->nv * m->nv);
   if (horizon_inertia(Mr, Mfull, inv, dyn, m, d, H)) {
@@ -464,11 +447,8 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
   mjtNum* jac = mj_stackAllocNum(d, 3 * (size_t)nv);
   mjtNum* rowv = mj_stackAllocNum(d, nrow);
   mjtNum* vdes = mj_stackAllocNum(d, ne);
-  cuspContact* points = (cuspContact*)mj_stackAllocByte(
-      d, sizeof(cuspContact) * (ncontact + 1), sizeof(mjtNum));
   const cuspContact** used = (const cuspContact**)mj_stackAllocByte(
       d, sizeof(cuspContact*) * (ncontact + 1), sizeof(void*));
-  if (ci) gather_contacts(points, inv, m, ci);
 
   // effector rows and desired velocities over the horizon: bandwidth x error, capped
   mjtNum track_error = 0;
@@ -506,7 +486,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
     for (int q = 0; q < r; q++) {
       mjtNum dir[3];
       for (int i = 0; i < 3; i++) {
-        dir[i] = ci->work.cone[2 * q] * t[i] + ci->work.cone[2 * q + 1] * o[i];
+        dir[i] = cone[2 * q] * t[i] + cone[2 * q + 1] * o[i];
       }
       mjtNum* rt = rn + (size_t)(1 + q) * nv;
       for (int j = 0; j < nv; j++) {
@@ -621,7 +601,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
   if (ncontact) {
     // the contact instance's conditioning and tolerances; the chain with fallback, no warm start
     // (the controller's problem has no history of its own)
-    copt = cusp_step_condition_options(&ci->cfg);
+    copt = cusp_step_condition_options(ccfg);
     copt.lcp.warm_start = cusp_condition_default_options().lcp.warm_start;
     copt.backend = CUSP_LCP_CHAIN;
     copt.fallback = 1;
@@ -663,7 +643,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
     mjtNum* AT = mj_stackAllocNum(d, (size_t)na * nr);
     mjtNum* av = mj_stackAllocNum(d, na);  // free velocity of each row (+ gap / H for normals)
     mjtNum* aG = mj_stackAllocNum(d, (size_t)na * nu);
-    mjtNum c1 = r >= 2 ? ci->work.cone[2] : 0, s1 = r >= 2 ? ci->work.cone[3] : 1;
+    mjtNum c1 = r >= 2 ? cone[2] : 0, s1 = r >= 2 ? cone[3] : 1;
     for (int i = 0; i < na; i++) {
       int base = ne + arow[i] * (1 + r);  // the contact's normal row
       const mjtNum* j0 = Jr + (size_t)(base + (akind[i] ? 1 : 0)) * nr;
@@ -784,7 +764,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
             col[i] = l0[i];
             for (int a = 0; a < nu; a++) col[i] += L[(size_t)a * na + i] * u[a];
           }
-          held_to_rows(lambda, col, arow, akind, na, ncontact, r, ci->work.cone);
+          held_to_rows(lambda, col, arow, akind, na, ncontact, r, cone);
           stick_done = 1;
         }
       }
@@ -904,7 +884,7 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
     #undef AT2
       if (solve_scaled_box_lcp(z2, M2, q2, lo2, hi2, n2, nu, 200, d) == CUSP_LCP_SOLVED) {
         mju_copy(u, z2, nu);
-        held_to_rows(lambda, z2 + ul, arow, akind, na, ncontact, r, ci->work.cone);
+        held_to_rows(lambda, z2 + ul, arow, akind, na, ncontact, r, cone);
         stick_done = 1;
       }
     }
@@ -952,8 +932,8 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
           M[row + (size_t)UNKNOWN(k2) * n] = mju_dot(jr, T + (size_t)(ne + k2) * nr, nr);
         }
         mjtNum vfree = rowv[ne + k];
-        q[row] = e == 0 ? cusp_normal_rhs(vfree, ct->gap + H * vfree, H, ci->cfg.gap_alpha,
-                                          ci->cfg.pushout_speed)
+        q[row] = e == 0 ? cusp_normal_rhs(vfree, ct->gap + H * vfree, H, ccfg->gap_alpha,
+                                          ccfg->pushout_speed)
                         : vfree;
         if (e > 0) M[row + (size_t)(nu + c * s + r + 1) * n] = 1;  // + gamma
         lo[row] = 0;
@@ -1014,8 +994,8 @@ cuspLcpStatus cusp_inverse_solve(mjtNum* u, mjtNum* state, cuspInverse* inv, con
         if (e == 0) {
           // the published gap is the current one (the last step's, at its q*): the end of the
           // horizon sees gap + H v, the gap the simulation's rule takes
-          bn[c] = cusp_normal_rhs(v, used[c]->gap + H * v, H, ci->cfg.gap_alpha,
-                                  ci->cfg.pushout_speed);
+          bn[c] = cusp_normal_rhs(v, used[c]->gap + H * v, H, ccfg->gap_alpha,
+                                  ccfg->pushout_speed);
         } else {
           bt[c * r + e - 1] = v;
         }

@@ -90,3 +90,47 @@ double cusp_contacts_solve_work(const mjModel* m, const mjData* d, int instance)
   const cuspInstance* inst = find_instance(m, d, instance);
   return inst ? inst->work.solve_work : 0;
 }
+
+int cusp_contacts_points(const mjModel* m, const mjData* d, int instance, cuspContact* out,
+                         int capacity) {
+  const cuspInstance* inst = find_instance(m, d, instance);
+  if (!inst) return -1;
+  int n = 0;
+  for (int k = 0; k < inst->work.ncontact && (!out || n < capacity); k++, n++) {
+    if (out) out[n] = inst->work.contacts[k];
+  }
+  for (int i = 0; i < inst->work.patch.set.npatch; i++) {
+    const cuspPatch* p = inst->work.patch.set.patch + i;
+    if (!is_own_patch(p)) continue;  // one of the point contacts above
+    for (int k = 0; k < p->nvert && (!out || n < capacity); k++, n++) {
+      if (!out) continue;
+      cuspContact* c = out + n;
+      memset(c, 0, sizeof(*c));
+      c->geom[0] = p->geom[0];
+      c->geom[1] = p->geom[1];
+      c->body[0] = p->body[0];
+      c->body[1] = p->body[1];
+      c->sub = k;
+      c->island = p->island;
+      c->gap = p->gap[k];
+      memcpy(c->pos, p->vert + 3 * k, 3 * sizeof(mjtNum));
+      memcpy(c->frame, p->frame, 9 * sizeof(mjtNum));
+      c->mu = p->mu;
+      c->impulse_n = p->lambda[k];
+      c->mode = p->mode;
+    }
+  }
+  return n;
+}
+
+int cusp_contacts_cone(const mjModel* m, const mjData* d, int instance, const mjtNum** cone) {
+  const cuspInstance* inst = find_instance(m, d, instance);
+  if (!inst) return -1;
+  *cone = inst->work.cone;
+  return inst->work.r;
+}
+
+const cuspConfig* cusp_contacts_config(const mjModel* m, const mjData* d, int instance) {
+  const cuspInstance* inst = find_instance(m, d, instance);
+  return inst ? &inst->cfg : NULL;
+}

@@ -11,6 +11,9 @@
 
 #include <mujoco/mujoco.h>
 
+#include "collide/contact.h"
+#include "config/config.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -51,6 +54,25 @@ double cusp_contacts_solve_seconds(const mjModel* m, const mjData* d, int instan
 // solves spent in the last step, together bounded by the config key `step_work_budget`; 0 if
 // `instance` is not a cusp.contact instance. Not part of the published state.
 double cusp_contacts_solve_work(const mjModel* m, const mjData* d, int instance);
+
+//---------------------------------- for the library's controllers (C) -----------------------------
+// What the controllers (plugin/control) read of a cusp.contact instance, so that they never reach
+// into its workspace. Each gives -1 (or NULL) as cusp_contacts_count when `instance` is not a
+// cusp.contact instance of d.
+
+// The last step's contacts as point contacts into out (NULL: count only; else at most
+// `capacity`): the disk contacts and the rigid point contacts as they are, then each surface patch
+// as one point per vertex (sub: the vertex) with the patch's frame, friction, mode and island and
+// the vertex's position, gap and normal impulse. Returns their number.
+int cusp_contacts_points(const mjModel* m, const mjData* d, int instance, cuspContact* out,
+                         int capacity);
+
+// The friction directions of the instance's contact rows: returns r (the `friction_directions`
+// key); *cone gets (cos, sin) of each direction k in its contact frame, d_k = cos t + sin o (2 r).
+int cusp_contacts_cone(const mjModel* m, const mjData* d, int instance, const mjtNum** cone);
+
+// The instance's validated configuration (gap stabilisation, the solver's conditioning).
+const cuspConfig* cusp_contacts_config(const mjModel* m, const mjData* d, int instance);
 
 #ifdef __cplusplus
 }

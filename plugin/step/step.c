@@ -262,7 +262,7 @@ static int detect(cuspStepWork* w, const mjModel* m, const mjData* d, const cusp
     }
     cuspContact* c = w->contacts + w->ncontact;
     int found = cusp_detect_disk(c, m, d, disk, g, cfg->margin);
-    for (int k = 0; k < found; k++) c[k].mu = cusp_pair_friction(cfg, m, disk, g);
+    for (int k = 0; k < found; k++) c[k].mu = cusp_pair_friction(&w->params, disk, g);
     w->ncontact += found;
   }
   return 0;
@@ -770,7 +770,7 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
   if (detect(w, m, d, cfg)) return -1;
   int npatch = 0;
   if (cfg->npatch_body) {
-    npatch = cusp_patch_detect(&w->patch.set, cfg, &w->bp, m, d);
+    npatch = cusp_patch_detect(&w->patch.set, cfg, &w->params, &w->bp, m, d);
     if (npatch < 0) return -1;
   }
   int nc = w->ncontact;
