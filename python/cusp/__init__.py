@@ -17,6 +17,7 @@ pickling) each get their own plugin instance; unpickling in a fresh process need
 """
 from __future__ import annotations
 
+import collections
 import copyreg
 import ctypes
 import csv
@@ -131,13 +132,18 @@ def scene_name(scene: Any) -> str:
 
 
 def _copy_spec(spec: mujoco.MjSpec) -> mujoco.MjSpec:
-    """``spec.copy()`` with its plugin instances, which MuJoCo 4.0's copy leaves out."""
+    """``spec.copy()`` with all its plugin instances: MuJoCo 4.0's copy leaves them out, or
+    keeps only the first (a controller beside cusp.contact: the contact instance was lost)."""
     copy = spec.copy()
-    if not len(copy.plugins):
-        for plugin in spec.plugins:
-            added = copy.add_plugin(name=plugin.name, plugin_name=plugin.plugin_name,
-                                    active=plugin.active)
-            added.config = dict(plugin.config)
+    kept = collections.Counter((p.name, p.plugin_name) for p in copy.plugins)
+    for plugin in spec.plugins:
+        key = (plugin.name, plugin.plugin_name)
+        if kept[key]:
+            kept[key] -= 1
+            continue
+        added = copy.add_plugin(name=plugin.name, plugin_name=plugin.plugin_name,
+                                active=plugin.active)
+        added.config = dict(plugin.config)
     return copy
 
 

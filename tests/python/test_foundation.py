@@ -176,3 +176,22 @@ def test_python_run_matches_cusp_sim():
     assert summary["steps"] == 20
     assert set(CSV_COLUMNS) <= set(series)
     assert len(series["time"]) == 20
+
+
+def test_load_spec_of_an_mjspec_keeps_every_plugin_instance():
+    """An MjSpec with a controller beside cusp.contact (mjcf/inverse_lean.xml): load_spec's copy
+    keeps both instances (MuJoCo 4.0's spec.copy() keeps only the first, and the controller then
+    refused the model for want of its contact instance); the copy steps as the file does, bitwise."""
+    cusp.load()
+    path = REPO / "mjcf" / "inverse_lean.xml"
+    spec = mujoco.MjSpec.from_file(str(path))
+    assert [p.plugin_name for p in spec.plugins] == ["cusp.inverse", cusp.PLUGIN_NAME]
+    copied = cusp.load_spec(spec).compile()
+    direct = mujoco.MjModel.from_xml_path(str(path))
+    assert list(copied.plugin) == list(direct.plugin)
+    assert len(spec.plugins) == 2  # the caller's spec is left as it was
+    a, b = mujoco.MjData(copied), mujoco.MjData(direct)
+    for _ in range(300):
+        mujoco.mj_step(copied, a)
+        mujoco.mj_step(direct, b)
+    assert np.array_equal(a.qpos, b.qpos)
