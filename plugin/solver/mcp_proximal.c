@@ -67,17 +67,18 @@ cuspMcpProxOptions cusp_mcp_proximal_default_options(void) {
   o.max_iterations = 400;
   o.plain_first_iter = 0;
   o.polish_iter = 0;
+  o.plain_last_iter = 0;
   return o;
 }
 
 size_t cusp_mcp_proximal_worksize(int n) {
   size_t nn = (size_t)(n > 0 ? n : 1);
-  return CUSP_ALIGN(cusp_mcp_worksize(n)) + CUSP_ALIGN(4 * nn * sizeof(mjtNum));
+  return CUSP_ALIGN(cusp_mcp_worksize(n)) + CUSP_ALIGN(5 * nn * sizeof(mjtNum));
 }
 
 size_t cusp_mcp_proximal_problem_worksize(const cuspMcpProblem* prob) {
   size_t nn = (size_t)(prob->n > 0 ? prob->n : 1);
-  return CUSP_ALIGN(cusp_mcp_problem_worksize(prob)) + CUSP_ALIGN(4 * nn * sizeof(mjtNum));
+  return CUSP_ALIGN(cusp_mcp_problem_worksize(prob)) + CUSP_ALIGN(5 * nn * sizeof(mjtNum));
 }
 
 //---------------------------------- plain Newton on the original problem -----------------------
@@ -157,6 +158,7 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
   if (po.max_iterations <= 0) po.max_iterations = 400;
   if (po.plain_first_iter < 0) po.plain_first_iter = 0;
   if (po.polish_iter < 0) po.polish_iter = 0;
+  if (po.plain_last_iter < 0) po.plain_last_iter = 0;
   const int polish = po.polish_iter < po.max_iterations / 4 ? po.polish_iter : po.max_iterations / 4;
   if (!(po.inner_tol_factor > 0 && po.inner_tol_factor <= 1)) po.inner_tol_factor = 0.1;
   if (!(po.inner_tol_rel >= 0)) po.inner_tol_rel = 1e-2;
@@ -167,6 +169,7 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
   mjtNum* zin = anchor + nn;                              // (n) inner iterate
   mjtNum* F = zin + nn;                                   // (n) original F at zin
   mjtNum* zbest = F + nn;                                 // (n) best iterate (original residual)
+  mjtNum* zstart = zbest + nn;                            // (n) the starting point
 
   // the original problem at the starting point: a warm start that solves it costs one evaluation
   prox(prob->user, 0, NULL);
@@ -184,7 +187,9 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
   mjtNum merit;
   mjtNum nat = measure(&merit, z, F, lo, hi, n);
   mjtNum best_nat = nat, best_merit = merit;
+  const mjtNum start_nat = nat, start_merit = merit;
   memcpy(zbest, z, sizeof(mjtNum) * n);
+  memcpy(zstart, z, sizeof(mjtNum) * n);
   if (F_out) memcpy(F_out, F, sizeof(mjtNum) * n);
 
   cuspLcpStatus status = nat <= opt->tol ? CUSP_LCP_SOLVED : CUSP_LCP_MAX_ITER;
@@ -286,6 +291,14 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
     nat = best_nat;
     plain_newton(z, &nat, &merit, &best_nat, &best_merit, zbest, F_out, &status, info, prob,
                  opt, polish, zin, F, work, inner_bytes);
+  }
+  if ((status == CUSP_LCP_MAX_ITER || status == CUSP_LCP_NUMERICAL) && isfinite(start_nat) &&
+      po.plain_last_iter > 0) {
+    memcpy(z, zstart, sizeof(mjtNum) * n);
+    nat = start_nat;
+    merit = start_merit;
+    plain_newton(z, &nat, &merit, &best_nat, &best_merit, zbest, F_out, &status, info, prob,
+                 opt, po.plain_last_iter, zin, F, work, inner_bytes);
   }
   if (status != CUSP_LCP_SOLVED && message[0] == 0) message = "iteration limit reached";
   // a Newton iterate may end a little outside the box (within the tolerance): hand back its

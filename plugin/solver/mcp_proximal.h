@@ -61,6 +61,10 @@ typedef struct cuspMcpProxOptions_ {
   int polish_iter;          // plain Newton steps on the original problem from the best iterate
                             // when the loop has not solved it (0: none), kept if they improve it;
                             // reserved out of max_iterations
+  int plain_last_iter;      // plain Newton steps on the original problem from the starting point
+                            // when the loop and the polish have not solved it (0: none), kept if
+                            // they improve the best iterate; a budget of their own (the loop can
+                            // stall where the plain Newton's damped path goes through)
 } cuspMcpProxOptions;
 
 typedef struct cuspMcpProxInfo_ {

@@ -63,7 +63,6 @@ void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->lo);
   free(w->hi);
   free(w->z_failed);
-  free(w->z_start);
   free(w->eval_z);
   free(w->eval_F);
   free(w->p_anchor);
@@ -134,10 +133,10 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
     a = grow(w->G, (size_t)nrows * nz * sizeof(mjtNum));
     if (!a) return -1;
     w->G = (mjtNum*)a;
-    mjtNum** zv[11] = {&w->z, &w->F, &w->lo, &w->hi, &w->z_failed, &w->z_anchor, &w->z_scale,
-                       &w->z_phys, &w->eval_z, &w->eval_F, &w->z_start};
+    mjtNum** zv[10] = {&w->z, &w->F, &w->lo, &w->hi, &w->z_failed, &w->z_anchor, &w->z_scale,
+                       &w->z_phys, &w->eval_z, &w->eval_F};
     w->eval_valid = 0;
-    for (int i = 0; i < 11; i++) {
+    for (int i = 0; i < 10; i++) {
       a = grow(*zv[i], nz * sizeof(mjtNum));
       if (!a) return -1;
       *zv[i] = (mjtNum*)a;
@@ -460,6 +459,10 @@ static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob
   // not (two tips per finger, a jaw's faces) it crawled through all of a 50-step cap before the
   // proximal loop solved in one outer step (jaw lift: 72 of 1000 steps; 3.7x -> 1.6x stock CPU)
   po.plain_first_iter = w->nz <= 96 ? 4 : 0;
+  // and where the loop leaves such an island short, the plain Newton of its starting point with a
+  // budget of its own (a single 4-vertex patch of a 0.1 g body pushed out of 1.3 mm of overlap:
+  // the loop stalled at 1.7e-4, the plain Newton's damped path solved it in 124 steps)
+  po.plain_last_iter = w->nz <= 96 ? po.max_iterations : 0;
   po.polish_iter = 100;
   po.rho0 = 1e-2;
   po.rho_per_residual = 1e2;  // s/m: a warm start within 1e-6 m/s starts at rho <= 1e-4
@@ -468,33 +471,11 @@ static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob
   po.inner_tol_factor = 0.5;
   cuspMcpProxInfo info;
   for (int i = 0; i < w->nz; i++) w->z[i] /= w->z_scale[i];
-  memcpy(w->z_start, w->z, sizeof(mjtNum) * w->nz);
   cuspLcpStatus status = cusp_mcp_proximal(w->z, NULL, &info, prob, patch_prox, opt, &po,
                                            w->mcp_work, w->mcp_bytes);
+  for (int i = 0; i < w->nz; i++) w->z[i] *= w->z_scale[i];
   w->info = info.mcp;
   w->outer = info.outer;
-  if (status != CUSP_LCP_SOLVED && po.plain_first_iter > 0) {
-    // a small island the proximal loop leaves short: the plain Newton of its starting point with
-    // a whole budget of its own (a single 4-vertex patch of a 0.1 g body pushed out of 1.3 mm of
-    // overlap: the loop stalled at 1.7e-4, the plain Newton's damped path solved it in 124 steps)
-    cuspMcpOptions plain = *opt;
-    plain.warm_start = 1;
-    plain.max_iter = po.max_iterations;
-    cuspMcpInfo in;
-    mjtNum* loop_answer = w->z_anchor;  // free once the loop is done (z_failed: the caller's)
-    memcpy(loop_answer, w->z, sizeof(mjtNum) * w->nz);
-    memcpy(w->z, w->z_start, sizeof(mjtNum) * w->nz);
-    status = cusp_mcp_fbnewton(w->z, NULL, &in, prob, &plain, w->mcp_work, w->mcp_bytes);
-    int iterations = w->info.iterations + in.iterations;
-    if (status == CUSP_LCP_SOLVED || in.residual < w->info.residual) {
-      w->info = in;
-    } else {
-      memcpy(w->z, loop_answer, sizeof(mjtNum) * w->nz);
-      status = w->info.status;
-    }
-    w->info.iterations = iterations;
-  }
-  for (int i = 0; i < w->nz; i++) w->z[i] *= w->z_scale[i];
   if (status == CUSP_LCP_MAX_ITER && budget_binds) w->info.message = "work budget reached";
   return status;
 }
