@@ -21,6 +21,9 @@ extern void dtrsm_(const char* side, const char* uplo, const char* transa, const
 extern void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k,
                    const double* alpha, const double* a, const int* lda, const double* beta,
                    double* c, const int* ldc);
+extern void dgelsy_(const int* m, const int* n, const int* nrhs, double* a, const int* lda,
+                    double* b, const int* ldb, int* jpvt, const double* rcond, int* rank,
+                    double* work, const int* lwork, int* info);
 extern void dgeqp3_(const int* m, const int* n, double* a, const int* lda, int* jpvt,
                     double* tau, double* work, const int* lwork, int* info);
 
@@ -547,6 +550,42 @@ int cusp_dgeqp3(mjtNum* a, int* jpvt, mjtNum* tau, int m, int n, int lda, mjtNum
   if (m <= 0 || n <= 0) return 0;
   dgeqp3_(&m, &n, a, &lda, jpvt, tau, work, &lwork, &info);
   return info;
+}
+
+int cusp_basic_solve(mjtNum* x, mjtNum* M, int n, mjtNum rtol, mjtNum* tau, mjtNum* qw, int* jpvt) {
+  for (int j = 0; j < n; j++) jpvt[j] = 0;
+  if (cusp_dgeqp3(M, jpvt, tau, n, n, n, qw, (int)CUSP_BASIC_SOLVE_QW(n)) != 0) return 0;
+  mjtNum r11 = fabs(M[0]);
+  if (!(r11 > 0)) return 0;
+  int rank = 0;
+  while (rank < n && fabs(M[rank + (size_t)rank * n]) > rtol * r11) rank++;
+  // x := Q^T rhs (its first rank entries), reflector j = I - tau_j v v^T, v = (1, M[j+1 .., j])
+  for (int j = 0; j < rank; j++) {
+    const mjtNum* v = M + (size_t)j * n;
+    mjtNum d = x[j];
+    for (int i = j + 1; i < n; i++) d += v[i] * x[i];
+    d *= tau[j];
+    x[j] -= d;
+    for (int i = j + 1; i < n; i++) x[i] -= v[i] * d;
+  }
+  // R_11 y = (Q^T rhs)_1; then x[jpvt - 1] := y, the dependent columns 0
+  for (int i = rank - 1; i >= 0; i--) {
+    mjtNum v = x[i];
+    for (int q = i + 1; q < rank; q++) v -= M[i + (size_t)q * n] * x[q];
+    x[i] = v / M[i + (size_t)i * n];
+  }
+  for (int i = 0; i < rank; i++) tau[i] = x[i];
+  for (int i = 0; i < n; i++) x[i] = 0;
+  for (int i = 0; i < rank; i++) x[jpvt[i] - 1] = tau[i];
+  return 1;
+}
+
+int cusp_min_norm_solve(mjtNum* x, mjtNum* M, int n, mjtNum rtol, mjtNum* qw, int* jpvt) {
+  if (n <= 0) return 1;
+  for (int j = 0; j < n; j++) jpvt[j] = 0;
+  int one = 1, rank = 0, info = 0, lwork = (int)CUSP_BASIC_SOLVE_QW(n);
+  dgelsy_(&n, &n, &one, M, &n, x, &n, jpvt, &rtol, &rank, qw, &lwork, &info);
+  return info == 0 && rank > 0;
 }
 
 int cusp_blas_single_thread(void) {

@@ -75,6 +75,19 @@ void cusp_dgemv(mjtNum* y, char trans, const mjtNum* a, const mjtNum* x, mjtNum 
 int cusp_dgeqp3(mjtNum* a, int* jpvt, mjtNum* tau, int m, int n, int lda, mjtNum* work,
                 int lwork);
 
+// Basic solution of M x = rhs (n x n, ld n; M overwritten) by QR with column pivoting: the
+// columns with |R_ii| <= 1e-10 |R_11| (dependent ones) keep x = 0, so a singular but consistent
+// system is solved exactly. x (n): in rhs, out the solution; tau (n), qw (2n + (n + 1) 64), jpvt
+// (n). Returns 0 when M is 0 or LAPACK fails.
+int cusp_basic_solve(mjtNum* x, mjtNum* M, int n, mjtNum rtol, mjtNum* tau, mjtNum* qw,
+                     int* jpvt);
+// Minimum-norm least-squares solution of M x = rhs (n x n, ld n; M overwritten) by a complete
+// orthogonal factorisation (LAPACK dgelsy), rank decided at rtol times the largest |R_ii|: of all
+// the solutions of a singular consistent system, the one closest to 0. x (n): in rhs, out the
+// solution; qw (CUSP_BASIC_SOLVE_QW(n)), jpvt (n). Returns 0 if LAPACK fails or M is 0.
+int cusp_min_norm_solve(mjtNum* x, mjtNum* M, int n, mjtNum rtol, mjtNum* qw, int* jpvt);
+#define CUSP_BASIC_SOLVE_QW(n) (2 * (size_t)(n) + ((size_t)(n) + 1) * 64)
+
 // Ask a threaded BLAS (OpenBLAS, found at run time) to use one thread: cusp's matrices are small,
 // and waking and yielding BLAS threads costs more than the arithmetic (measured: 2.2 s of system
 // time in 5000 steps of scenario A). Returns 1 if the BLAS offered the switch, else 0.

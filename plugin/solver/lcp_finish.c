@@ -28,37 +28,6 @@ size_t cusp_lcp_finish_worksize(int n) {
   return CUSP_ALIGN(sizeof(mjtNum) * (size_t)(n > 0 ? n : 1)) + (a > b ? a : b);
 }
 
-// Basic solution of M x = rhs (n x n, ld n; M overwritten): QR with column pivoting, columns
-// with |R_ii| <= 1e-10 |R_11| left at x = 0. x: in rhs, out the solution. Returns 0 when M is 0
-// or LAPACK fails. tau (n), qw (2n + (n + 1) 64), jpvt (n).
-static int basic_solve(mjtNum* x, mjtNum* M, int n, mjtNum* tau, mjtNum* qw, int* jpvt) {
-  for (int j = 0; j < n; j++) jpvt[j] = 0;
-  if (cusp_dgeqp3(M, jpvt, tau, n, n, n, qw, 2 * n + (n + 1) * 64) != 0) return 0;
-  mjtNum r11 = fabs(M[0]);
-  if (!(r11 > 0)) return 0;
-  int rank = 0;
-  while (rank < n && fabs(M[rank + (size_t)rank * n]) > 1e-10 * r11) rank++;
-  // x := Q^T rhs (its first rank entries), reflector j = I - tau_j v v^T, v = (1, M[j+1 .., j])
-  for (int j = 0; j < rank; j++) {
-    const mjtNum* v = M + (size_t)j * n;
-    mjtNum d = x[j];
-    for (int i = j + 1; i < n; i++) d += v[i] * x[i];
-    d *= tau[j];
-    x[j] -= d;
-    for (int i = j + 1; i < n; i++) x[i] -= v[i] * d;
-  }
-  // R_11 y = (Q^T rhs)_1; then x[jpvt - 1] := y, the dependent columns 0
-  for (int i = rank - 1; i >= 0; i--) {
-    mjtNum v = x[i];
-    for (int q = i + 1; q < rank; q++) v -= M[i + (size_t)q * n] * x[q];
-    x[i] = v / M[i + (size_t)i * n];
-  }
-  for (int i = 0; i < rank; i++) tau[i] = x[i];
-  for (int i = 0; i < n; i++) x[i] = 0;
-  for (int i = 0; i < rank; i++) x[jpvt[i] - 1] = tau[i];
-  return 1;
-}
-
 // At most kFinishRounds active-set rounds from z (n, on p; w = M z + q): the first takes the rows
 // with z > 0 as the active set S, the later the semismooth Newton's choice z > w from the last
 // round's answer clipped at 0; each sets z_S to the basic solution of M_SS z_S = -q_S and the
@@ -91,7 +60,7 @@ static int rounds(mjtNum* z, mjtNum* w, cuspLcpInfo* info, const cuspLcpProblem*
         for (int a = 0; a < ns; a++) M[a + (size_t)b * ns] = col[S[a]];
         x[b] = -p->q[S[b]];
       }
-      if (!basic_solve(x, M, ns, tau, qw, jpvt)) return 0;
+      if (!cusp_basic_solve(x, M, ns, 1e-10, tau, qw, jpvt)) return 0;
       for (int a = 0; a < ns; a++) zt[S[a]] = x[a];
     }
     cuspLcpInfo trial = *info;

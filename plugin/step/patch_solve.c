@@ -10,6 +10,7 @@
 
 #include "solver/lapack_shim.h"
 #include "solver/mcp_proximal.h"
+#include "solver/qp_active.h"
 
 //---------------------------------- workspace ------------------------------------------------------
 
@@ -71,6 +72,7 @@ void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->z_scale);
   free(w->z_phys);
   free(w->mcp_work);
+  free(w->qp_work);
   free(w->jac);
   free(w->jac2);
   free(w->dv);
@@ -478,6 +480,188 @@ static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob
   w->outer = info.outer;
   if (status == CUSP_LCP_MAX_ITER && budget_binds) w->info.message = "work budget reached";
   return status;
+}
+
+//---------------------------------- all-stick finish -------------------------------------------------
+
+// Where every patch of the island sticks, the MCP is linear in the row impulses p: the vertices'
+// normal rows 0 <= p_k _|_ ub_k >= 0, the friction rows of a loaded patch ub = 0 (the spin and
+// sliding at its ECP are those of its rows). That is the convex QP of solver/qp_active.h with the
+// Delassus W, and its active-set solve decides exactly what the proximal loop cannot: which
+// vertices leave. A face whose vertices' gap terms are not quite those of a rigid motion gives
+// W a soft direction (a redistribution of the impulses over the face) that carries a velocity
+// residual no impulse on all its vertices removes; the loop drifts along it at the rate of its
+// regularisation and stalls, the active-set method moves along it until a vertex leaves (a box
+// about to tip in a pile). The QP's friction is one of many (the island is hyperstatic) and may
+// leave a cone, so its answer only says which vertices separate: they are held at 0 and the MCP,
+// cones included, is solved again from the QP's answer, its rows now consistent. At most
+// kStickRounds rounds (a round's answer may show another vertex leaving); the result is kept
+// only if it solves the MCP itself with every bound restored (natural residual <= tol, so a held
+// vertex must be opening). Sliding islands are not this finish's case.
+enum { kStickRounds = 3 };
+
+static size_t aligned(size_t bytes) { return (bytes + 15u) & ~(size_t)15u; }
+
+// natural residual of the MCP at w->z on the solver's scaled unknowns (evaluates F)
+static mjtNum scaled_residual(cuspPatchWork* w) {
+  evaluate(w, w->z, w->F, NULL);
+  mjtNum res = 0;
+  for (int i = 0; i < w->nz; i++) {
+    mjtNum zs = w->z[i] / w->z_scale[i];
+    mjtNum r = fabs(zs - fmin(fmax(zs - w->F[i], w->lo[i]), w->hi[i]));
+    if (!(r <= res)) res = isnan(r) ? INFINITY : r;
+  }
+  return res;
+}
+
+// The problem's rows (non-inert vertex rows, friction rows of loaded patches) into row, bounded;
+// returns their count, or -1 if a loaded patch slides at w->z (p, ub of w->z evaluated).
+static int stick_rows(cuspPatchWork* w, int* row, int* bounded) {
+  const mjtNum floor_impulse = 1e-12 * w->p_ref;
+  int ne = 0;
+  for (int i = 0; i < w->nisland; i++) {
+    const cuspPatch* P = w->island + i;
+    const mjtNum* zi = w->z + w->z_of[i];
+    Derived D;
+    derive(&D, P, zi, floor_impulse);
+    mjtNum q[3], rho;
+    if (D.Ln > 0 &&
+        projection_argument(q, &rho, P, &D, zi, w->ub + w->row_of[i]) > 1.01 * rho) {
+      return -1;
+    }
+    for (int j = 0; j < patch_rows(P); j++) {
+      int z = w->z_of[i] + j;
+      if (!(w->hi[z] > w->lo[z] && (j < P->nvert || D.Ln > 0))) continue;
+      row[ne] = w->row_of[i] + j;
+      bounded[ne++] = j < P->nvert;
+    }
+  }
+  return ne;
+}
+
+// The unknowns of the row impulses p (nrows): lambda from the vertex rows, y from the friction
+// rows and the ECP of the new lambda.
+static void unknowns_of_impulses(cuspPatchWork* w, const mjtNum* p) {
+  const mjtNum floor_impulse = 1e-12 * w->p_ref;
+  for (int i = 0; i < w->nisland; i++) {
+    const cuspPatch* P = w->island + i;
+    mjtNum* zi = w->z + w->z_of[i];
+    const mjtNum* pi = p + w->row_of[i];
+    int K = P->nvert;
+    for (int k = 0; k < K; k++) zi[k] = pi[k];
+    Derived D;
+    derive(&D, P, zi, floor_impulse);
+    zi[K] = P->e[0] > 0 ? pi[K] / P->e[0] : 0;
+    zi[K + 1] = P->e[1] > 0 ? pi[K + 1] / P->e[1] : 0;
+    if (has_torsion(P)) {
+      zi[K + 2] = P->e[2] > 0 ? (pi[K + 2] + D.d[1] * pi[K] - D.d[0] * pi[K + 1]) / P->e[2] : 0;
+    }
+  }
+}
+
+// One round: the all-stick QP from w->z; the vertices it separates join held (z indices, their
+// hi set to 0) and the MCP is solved again from its answer. Returns the vertices it added (0: the
+// round changed nothing, -1: not applicable).
+static int stick_round(cuspPatchWork* w, int* held, int* nheld, const cuspMcpProblem* prob,
+                       const cuspMcpOptions* opt) {
+  const int nrows = w->nrows;
+  const size_t nr = (size_t)nrows;
+  mjtNum* Wee = (mjtNum*)((char*)w->qp_work + aligned(sizeof(int) * (size_t)w->nz));
+  mjtNum* q = Wee + nr * nr;  // (ne) m/s, free velocity of the rows
+  mjtNum* x = q + nr;         // (ne) N s, their impulses
+  mjtNum* p = x + nr;         // (nrows) N s, every row's impulse of the answer
+  int* row = (int*)((char*)Wee + aligned(sizeof(mjtNum) * (nr * nr + 3 * nr)));
+  int* bounded = row + nrows;
+  void* qp = (char*)row + aligned(sizeof(int) * 2 * nr);
+  evaluate(w, w->z, w->F, NULL);
+  int ne = stick_rows(w, row, bounded);
+  if (ne <= 0) return -1;
+  const size_t ns = (size_t)ne;
+  for (int c = 0; c < ne; c++) {
+    const mjtNum* Wr = w->W + (size_t)row[c] * nr;  // row = column (W symmetric)
+    int lo = w->span[2 * row[c]], hi = w->span[2 * row[c] + 1];
+    for (int r = 0; r < ne; r++) Wee[r + ns * c] = row[r] >= lo && row[r] < hi ? Wr[row[r]] : 0;
+    q[c] = w->ub0[row[c]];
+    x[c] = w->p[row[c]];
+  }
+  cuspQpInfo info;
+  if (cusp_qp_active(x, &info, Wee, ne, q, bounded, ne, 0.5 * opt->tol, 0, qp,
+                     cusp_qp_active_worksize(ne)) != CUSP_LCP_SOLVED) {
+    return -1;
+  }
+  int added = 0;
+  for (int c = 0; c < ne; c++) {
+    if (!bounded[c] || x[c] > 0) continue;
+    int r = row[c], i = 0;
+    while (w->row_of[i + 1] <= r) i++;
+    int z = w->z_of[i] + (r - w->row_of[i]);
+    if (w->z[z] > 0) {  // a vertex the iterate loads and the answer separates
+      held[(*nheld)++] = z;
+      w->hi[z] = 0;
+      added++;
+    }
+  }
+  if (added == 0) return 0;
+  for (int i = 0; i < nrows; i++) p[i] = 0;
+  for (int c = 0; c < ne; c++) p[row[c]] = x[c];
+  unknowns_of_impulses(w, p);
+  solve_proximal(w, prob, opt);
+  return added;
+}
+
+// Returns 1 if w->z was replaced by a solution of the island's MCP, else 0 (w->z unchanged).
+static int all_stick_finish(cuspPatchWork* w, const cuspMcpProblem* prob,
+                            const cuspMcpOptions* opt) {
+  const int nrows = w->nrows, nz = w->nz;
+  const size_t nr = (size_t)nrows;
+  size_t bytes = aligned(sizeof(int) * (size_t)nz) +
+                 aligned(sizeof(mjtNum) * (nr * nr + 3 * nr)) + aligned(sizeof(int) * 2 * nr) +
+                 cusp_qp_active_worksize(nrows);
+  if (bytes > w->qp_bytes) {
+    void* a = grow(w->qp_work, bytes);
+    if (!a) return 0;
+    w->qp_work = a;
+    w->qp_bytes = bytes;
+  }
+  int* held = (int*)w->qp_work;  // (nz) the vertices held at 0, their hi restored at the end
+  int nheld = 0;
+  cuspMcpInfo info = w->info;
+  memcpy(w->z_failed, w->z, sizeof(mjtNum) * nz);
+  mjtNum res = INFINITY;
+  for (int round = 0; round < kStickRounds; round++) {
+    int added = stick_round(w, held, &nheld, prob, opt);
+    if (added < 0) break;
+    for (int h = 0; h < nheld; h++) w->hi[held[h]] = INFINITY;
+    res = scaled_residual(w);
+    if (res <= opt->tol) break;
+    // a held vertex that pushes (F < 0) carries load after all (the cones the QP leaves out
+    // move it): released, and the MCP solved again from here
+    int kept = 0;
+    for (int h = 0; h < nheld; h++) {
+      if (w->F[held[h]] >= 0) held[kept++] = held[h];
+    }
+    int released = nheld - kept;
+    nheld = kept;
+    for (int h = 0; h < nheld; h++) w->hi[held[h]] = 0;
+    if (released == 0 && added == 0) break;
+    if (released == 0) continue;
+    solve_proximal(w, prob, opt);
+    for (int h = 0; h < nheld; h++) w->hi[held[h]] = INFINITY;
+    res = scaled_residual(w);
+    if (res <= opt->tol) break;
+    for (int h = 0; h < nheld; h++) w->hi[held[h]] = 0;
+  }
+  for (int h = 0; h < nheld; h++) w->hi[held[h]] = INFINITY;
+  if (!(res <= opt->tol)) {
+    memcpy(w->z, w->z_failed, sizeof(mjtNum) * nz);
+    w->info = info;
+    return 0;
+  }
+  w->info.status = CUSP_LCP_SOLVED;
+  w->info.message = "";
+  w->info.residual = res;
+  w->info.iterations += info.iterations;
+  return 1;
 }
 
 //---------------------------------- assembly --------------------------------------------------------
@@ -1121,6 +1305,9 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   opt.warm_start = 1;
   // the solver's F buffer must differ from w->F (used as scratch by the Jacobian callback)
   cuspLcpStatus status = solve_proximal(w, &prob, &opt);
+  if (status != CUSP_LCP_SOLVED && !w->band && all_stick_finish(w, &prob, &opt)) {
+    status = CUSP_LCP_SOLVED;
+  }
   if (status != CUSP_LCP_SOLVED && warm) {
     // The FB merit of this MCP (Coulomb friction, not monotone) has stationary points that are
     // not solutions; a warm start can land in one's basin (tutorial arm pushing a box, t = 0.844 s:
@@ -1136,6 +1323,9 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
       status = warm_info.status;
     }
     w->info.iterations = iterations;
+    if (status != CUSP_LCP_SOLVED && !w->band && all_stick_finish(w, &prob, &opt)) {
+      status = CUSP_LCP_SOLVED;
+    }
   }
   w->solves++;
   if (status != CUSP_LCP_SOLVED) w->failures++;
