@@ -559,52 +559,95 @@ static void unknowns_of_impulses(cuspPatchWork* w, const mjtNum* p) {
   }
 }
 
-// One round: the all-stick QP from w->z; the vertices it separates join held (z indices, their
-// hi set to 0) and the MCP is solved again from its answer. Returns the vertices it added (0: the
-// round changed nothing, -1: not applicable).
-static int stick_round(cuspPatchWork* w, int* held, int* nheld, const cuspMcpProblem* prob,
-                       const cuspMcpOptions* opt) {
-  const int nrows = w->nrows;
-  const size_t nr = (size_t)nrows;
-  mjtNum* Wee = (mjtNum*)((char*)w->qp_work + aligned(sizeof(int) * (size_t)w->nz));
-  mjtNum* q = Wee + nr * nr;  // (ne) m/s, free velocity of the rows
-  mjtNum* x = q + nr;         // (ne) N s, their impulses
-  mjtNum* p = x + nr;         // (nrows) N s, every row's impulse of the answer
-  int* row = (int*)((char*)Wee + aligned(sizeof(mjtNum) * (nr * nr + 3 * nr)));
-  int* bounded = row + nrows;
-  void* qp = (char*)row + aligned(sizeof(int) * 2 * nr);
+// The all-stick QP's layout in w->qp_work (reserve_stick_work): the held list, W_EE, q, x, p,
+// the rows and their kinds, cusp_qp_active's workspace.
+typedef struct StickWork_ {
+  int* held;     // (nz) vertices held at 0 by the finish
+  mjtNum* Wee;   // (ne x ne) column-major
+  mjtNum* q;     // (ne) m/s, free velocity of the rows
+  mjtNum* x;     // (ne) N s, their impulses
+  mjtNum* p;     // (nrows) N s, every row's impulse of the answer
+  int* row;      // (ne) the rows of the problem
+  int* bounded;  // (ne) 1: a vertex row
+  void* qp;
+} StickWork;
+
+static int reserve_stick_work(cuspPatchWork* w, StickWork* sw) {
+  const size_t nr = (size_t)w->nrows;
+  size_t held = aligned(sizeof(int) * (size_t)w->nz);
+  size_t dbl = aligned(sizeof(mjtNum) * (nr * nr + 3 * nr)), ints = aligned(sizeof(int) * 2 * nr);
+  size_t bytes = held + dbl + ints + cusp_qp_active_worksize(w->nrows);
+  if (bytes > w->qp_bytes) {
+    void* a = grow(w->qp_work, bytes);
+    if (!a) return 0;
+    w->qp_work = a;
+    w->qp_bytes = bytes;
+  }
+  char* b = (char*)w->qp_work;
+  sw->held = (int*)b;
+  sw->Wee = (mjtNum*)(b + held);
+  sw->q = sw->Wee + nr * nr;
+  sw->x = sw->q + nr;
+  sw->p = sw->x + nr;
+  sw->row = (int*)(b + held + dbl);
+  sw->bounded = sw->row + nr;
+  sw->qp = b + held + dbl + ints;
+  return 1;
+}
+
+// The all-stick QP from w->z (warm: its row impulses); returns its row count ne (sw->x: the
+// answer), or -1 if a patch slides at w->z or the QP has no solution.
+static int stick_qp(cuspPatchWork* w, StickWork* sw, mjtNum tol) {
+  const size_t nr = (size_t)w->nrows;
   evaluate(w, w->z, w->F, NULL);
-  int ne = stick_rows(w, row, bounded);
+  int ne = stick_rows(w, sw->row, sw->bounded);
   if (ne <= 0) return -1;
   const size_t ns = (size_t)ne;
   for (int c = 0; c < ne; c++) {
-    const mjtNum* Wr = w->W + (size_t)row[c] * nr;  // row = column (W symmetric)
-    int lo = w->span[2 * row[c]], hi = w->span[2 * row[c] + 1];
-    for (int r = 0; r < ne; r++) Wee[r + ns * c] = row[r] >= lo && row[r] < hi ? Wr[row[r]] : 0;
-    q[c] = w->ub0[row[c]];
-    x[c] = w->p[row[c]];
+    const mjtNum* Wr = w->W + (size_t)sw->row[c] * nr;  // row = column (W symmetric)
+    int lo = w->span[2 * sw->row[c]], hi = w->span[2 * sw->row[c] + 1];
+    for (int r = 0; r < ne; r++) {
+      sw->Wee[r + ns * c] = sw->row[r] >= lo && sw->row[r] < hi ? Wr[sw->row[r]] : 0;
+    }
+    sw->q[c] = w->ub0[sw->row[c]];
+    sw->x[c] = w->p[sw->row[c]];
   }
   cuspQpInfo info;
-  if (cusp_qp_active(x, &info, Wee, ne, q, bounded, ne, 0.5 * opt->tol, 0, qp,
+  if (cusp_qp_active(sw->x, &info, sw->Wee, ne, sw->q, sw->bounded, ne, 0.5 * tol, 0, sw->qp,
                      cusp_qp_active_worksize(ne)) != CUSP_LCP_SOLVED) {
     return -1;
   }
+  return ne;
+}
+
+// w->z := the unknowns of the QP's answer (the rows not in the problem carry no impulse)
+static void take_stick_answer(cuspPatchWork* w, StickWork* sw, int ne) {
+  for (int i = 0; i < w->nrows; i++) sw->p[i] = 0;
+  for (int c = 0; c < ne; c++) sw->p[sw->row[c]] = sw->x[c];
+  unknowns_of_impulses(w, sw->p);
+}
+
+// One round of the finish: the all-stick QP from w->z; the vertices it separates join held
+// (their hi set to 0) and the MCP is solved again from its answer. Returns the vertices it added
+// (0: the round changed nothing, -1: not applicable).
+static int stick_round(cuspPatchWork* w, StickWork* sw, int* nheld, const cuspMcpProblem* prob,
+                       const cuspMcpOptions* opt) {
+  int ne = stick_qp(w, sw, opt->tol);
+  if (ne < 0) return -1;
   int added = 0;
   for (int c = 0; c < ne; c++) {
-    if (!bounded[c] || x[c] > 0) continue;
-    int r = row[c], i = 0;
+    if (!sw->bounded[c] || sw->x[c] > 0) continue;
+    int r = sw->row[c], i = 0;
     while (w->row_of[i + 1] <= r) i++;
     int z = w->z_of[i] + (r - w->row_of[i]);
     if (w->z[z] > 0) {  // a vertex the iterate loads and the answer separates
-      held[(*nheld)++] = z;
+      sw->held[(*nheld)++] = z;
       w->hi[z] = 0;
       added++;
     }
   }
   if (added == 0) return 0;
-  for (int i = 0; i < nrows; i++) p[i] = 0;
-  for (int c = 0; c < ne; c++) p[row[c]] = x[c];
-  unknowns_of_impulses(w, p);
+  take_stick_answer(w, sw, ne);
   solve_proximal(w, prob, opt);
   return added;
 }
@@ -612,24 +655,16 @@ static int stick_round(cuspPatchWork* w, int* held, int* nheld, const cuspMcpPro
 // Returns 1 if w->z was replaced by a solution of the island's MCP, else 0 (w->z unchanged).
 static int all_stick_finish(cuspPatchWork* w, const cuspMcpProblem* prob,
                             const cuspMcpOptions* opt) {
-  const int nrows = w->nrows, nz = w->nz;
-  const size_t nr = (size_t)nrows;
-  size_t bytes = aligned(sizeof(int) * (size_t)nz) +
-                 aligned(sizeof(mjtNum) * (nr * nr + 3 * nr)) + aligned(sizeof(int) * 2 * nr) +
-                 cusp_qp_active_worksize(nrows);
-  if (bytes > w->qp_bytes) {
-    void* a = grow(w->qp_work, bytes);
-    if (!a) return 0;
-    w->qp_work = a;
-    w->qp_bytes = bytes;
-  }
-  int* held = (int*)w->qp_work;  // (nz) the vertices held at 0, their hi restored at the end
+  const int nz = w->nz;
+  StickWork sw;
+  if (!reserve_stick_work(w, &sw)) return 0;
+  int* held = sw.held;  // the vertices held at 0, their hi restored at the end
   int nheld = 0;
   cuspMcpInfo info = w->info;
   memcpy(w->z_failed, w->z, sizeof(mjtNum) * nz);
   mjtNum res = INFINITY;
   for (int round = 0; round < kStickRounds; round++) {
-    int added = stick_round(w, held, &nheld, prob, opt);
+    int added = stick_round(w, &sw, &nheld, prob, opt);
     if (added < 0) break;
     for (int h = 0; h < nheld; h++) w->hi[held[h]] = INFINITY;
     res = scaled_residual(w);
