@@ -72,6 +72,7 @@ void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->z_scale);
   free(w->z_phys);
   free(w->mcp_work);
+  free(w->voff);
   free(w->qp_work);
   free(w->jac);
   free(w->jac2);
@@ -94,6 +95,9 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
     a = grow(w->z_of, (npatch + 1) * sizeof(int));
     if (!a) return -1;
     w->z_of = (int*)a;
+    a = grow(w->voff, (size_t)npatch * 2 * CUSP_PATCH_MAXVERT * sizeof(mjtNum));
+    if (!a) return -1;
+    w->voff = (mjtNum*)a;
     int** pbufs[5] = {&w->hull, &w->pspan, &w->order, &w->tree_list, NULL};
     size_t pcount[4] = {2 * (size_t)npatch, 4 * (size_t)npatch, 4 * (size_t)npatch,
                         2 * (size_t)npatch + (size_t)w->ntree + 1};
@@ -170,15 +174,36 @@ typedef struct Derived_ {
   mjtNum d[2];          // m, ECP offset from the origin along t, o
 } Derived;
 
-static void derive(Derived* D, const cuspPatch* P, const mjtNum* z, mjtNum floor_impulse) {
+// vertex offsets of island patch i from its origin: (K) along t, then (K) along o
+static inline const mjtNum* vertex_offsets(const cuspPatchWork* w, int i) {
+  return w->voff + (size_t)i * 2 * CUSP_PATCH_MAXVERT;
+}
+
+static void set_vertex_offsets(cuspPatchWork* w) {
+  for (int i = 0; i < w->nisland; i++) {
+    const cuspPatch* P = w->island + i;
+    mjtNum* vt = w->voff + (size_t)i * 2 * CUSP_PATCH_MAXVERT;
+    for (int k = 0; k < P->nvert; k++) {
+      mjtNum r[3];
+      mju_sub3(r, P->vert + 3 * k, P->origin);
+      vt[k] = mju_dot3(r, P->frame);
+      vt[P->nvert + k] = mju_dot3(r, P->frame + 3);
+    }
+  }
+}
+
+// D of island patch i at its unknowns z
+static void derive(Derived* D, const cuspPatchWork* w, int i, const mjtNum* z) {
+  const cuspPatch* P = w->island + i;
+  const mjtNum* vt = vertex_offsets(w, i);
+  const mjtNum* vo = vt + P->nvert;
+  const mjtNum floor_impulse = 1e-12 * w->p_ref;
   mjtNum Ln = 0, mt = 0, mo = 0;
   for (int k = 0; k < P->nvert; k++) {
-    mjtNum r[3];
-    mju_sub3(r, P->vert + 3 * k, P->origin);
     mjtNum lk = positive_part(z[k]);
     Ln += lk;
-    mt += lk * mju_dot3(r, P->frame);
-    mo += lk * mju_dot3(r, P->frame + 3);
+    mt += lk * vt[k];
+    mo += lk * vo[k];
   }
   D->Ln = Ln;
   D->Ls = Ln > floor_impulse ? Ln : floor_impulse;
@@ -210,7 +235,6 @@ static void jacobian_at(cuspPatchWork* w, const mjtNum* z, mjtNum* JF);
 
 static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
   const int nrows = w->nrows, nz = w->nz;
-  const mjtNum floor_impulse = 1e-12 * w->p_ref;
   // the point of the last residual (same unknowns, same proximal weight): p, ub and F are those
   // already computed (the Jacobian alone is formed)
   if (w->eval_valid && w->eval_prox == w->prox &&
@@ -225,7 +249,7 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
     const mjtNum* zi = z + w->z_of[i];
     mjtNum* pi = w->p + w->row_of[i];
     Derived D;
-    derive(&D, P, zi, floor_impulse);
+    derive(&D, w, i, zi);
     int K = P->nvert;
     for (int k = 0; k < K; k++) pi[k] = zi[k];
     pi[K] = P->e[0] * zi[K];
@@ -249,7 +273,7 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
     mjtNum* Fi = F + w->z_of[i];
     const mjtNum* ub = w->ub + w->row_of[i];
     Derived D;
-    derive(&D, P, zi, floor_impulse);
+    derive(&D, w, i, zi);
     int K = P->nvert, T = has_torsion(P), ny = 2 + T;
     for (int k = 0; k < K; k++) Fi[k] = ub[k];
     // y = P(y - r u~) onto the ball |y| <= mu Ln (Alart-Curnier style natural map, r = k_ref)
@@ -268,7 +292,6 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
 // JF (dense nz x nz or band) at z, from the p and ub of the residual just evaluated there
 static void jacobian_at(cuspPatchWork* w, const mjtNum* z, mjtNum* JF) {
   const int nrows = w->nrows, nz = w->nz;
-  const mjtNum floor_impulse = 1e-12 * w->p_ref;
 
   // G = d ub / d z (nrows x nz, column-major): columns of W combined by dp/dz; column j of
   // patch i is nonzero only over the rows hull[2i] .. hull[2i + 1] (the only ones set and read)
@@ -283,7 +306,7 @@ static void jacobian_at(cuspPatchWork* w, const mjtNum* z, mjtNum* JF) {
     const mjtNum* zi = z + w->z_of[i];
     int r0 = w->row_of[i], z0 = w->z_of[i];
     Derived D;
-    derive(&D, P, zi, floor_impulse);
+    derive(&D, w, i, zi);
     int K = P->nvert, T = has_torsion(P), ny = 2 + T;
     mjtNum Lt = P->e[0] * zi[K], Lo = P->e[1] * zi[K + 1];
     for (int j = 0; j < K + ny; j++) {
@@ -293,10 +316,8 @@ static void jacobian_at(cuspPatchWork* w, const mjtNum* z, mjtNum* JF) {
         rows[nrow] = r0 + j;
         coef[nrow++] = 1;
         if (T && zi[j] > 0) {
-          mjtNum r[3];
-          mju_sub3(r, P->vert + 3 * j, P->origin);
-          mjtNum ddt = (mju_dot3(r, P->frame) - D.d[0]) / D.Ls;
-          mjtNum ddo = (mju_dot3(r, P->frame + 3) - D.d[1]) / D.Ls;
+          mjtNum ddt = (vertex_offsets(w, i)[j] - D.d[0]) / D.Ls;
+          mjtNum ddo = (vertex_offsets(w, i)[K + j] - D.d[1]) / D.Ls;
           rows[nrow] = r0 + K + 2;
           coef[nrow++] = -ddo * Lt + ddt * Lo;
         }
@@ -337,7 +358,7 @@ static void jacobian_at(cuspPatchWork* w, const mjtNum* z, mjtNum* JF) {
     const mjtNum* ub = w->ub + w->row_of[i];
     int r0 = w->row_of[i], z0 = w->z_of[i];
     Derived D;
-    derive(&D, P, zi, floor_impulse);
+    derive(&D, w, i, zi);
     int K = P->nvert, T = has_torsion(P), ny = 2 + T;
     mjtNum q[3], rho;
     mjtNum qn = projection_argument(q, &rho, P, &D, zi, ub);
@@ -359,10 +380,8 @@ static void jacobian_at(cuspPatchWork* w, const mjtNum* z, mjtNum* JF) {
       // derivatives of Ln and of the ECP offset with respect to z_j
       mjtNum dLn = (own && local < K && zi[local] > 0) ? 1 : 0, ddt = 0, ddo = 0;
       if (dLn > 0 && T) {
-        mjtNum r[3];
-        mju_sub3(r, P->vert + 3 * local, P->origin);
-        ddt = (mju_dot3(r, P->frame) - D.d[0]) / D.Ls;
-        ddo = (mju_dot3(r, P->frame + 3) - D.d[1]) / D.Ls;
+        ddt = (vertex_offsets(w, i)[local] - D.d[0]) / D.Ls;
+        ddo = (vertex_offsets(w, i)[K + local] - D.d[1]) / D.Ls;
       }
       mjtNum du[3];
       du[0] = g[K] - (T ? D.d[1] * g[K + 2] + ub[K + 2] * ddo : 0);
@@ -517,13 +536,12 @@ static mjtNum scaled_residual(cuspPatchWork* w) {
 // The problem's rows (non-inert vertex rows, friction rows of loaded patches) into row, bounded;
 // returns their count, or -1 if a loaded patch slides at w->z (p, ub of w->z evaluated).
 static int stick_rows(cuspPatchWork* w, int* row, int* bounded) {
-  const mjtNum floor_impulse = 1e-12 * w->p_ref;
   int ne = 0;
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
     const mjtNum* zi = w->z + w->z_of[i];
     Derived D;
-    derive(&D, P, zi, floor_impulse);
+    derive(&D, w, i, zi);
     mjtNum q[3], rho;
     if (D.Ln > 0 &&
         projection_argument(q, &rho, P, &D, zi, w->ub + w->row_of[i]) > 1.01 * rho) {
@@ -542,7 +560,6 @@ static int stick_rows(cuspPatchWork* w, int* row, int* bounded) {
 // The unknowns of the row impulses p (nrows): lambda from the vertex rows, y from the friction
 // rows and the ECP of the new lambda.
 static void unknowns_of_impulses(cuspPatchWork* w, const mjtNum* p) {
-  const mjtNum floor_impulse = 1e-12 * w->p_ref;
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
     mjtNum* zi = w->z + w->z_of[i];
@@ -550,7 +567,7 @@ static void unknowns_of_impulses(cuspPatchWork* w, const mjtNum* p) {
     int K = P->nvert;
     for (int k = 0; k < K; k++) zi[k] = pi[k];
     Derived D;
-    derive(&D, P, zi, floor_impulse);
+    derive(&D, w, i, zi);
     zi[K] = P->e[0] > 0 ? pi[K] / P->e[0] : 0;
     zi[K + 1] = P->e[1] > 0 ? pi[K + 1] / P->e[1] : 0;
     if (has_torsion(P)) {
@@ -1294,6 +1311,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   // does a friction row along which the bodies cannot move (a planar object's contact, tangent
   // across its plane: W_tt = 0, so its friction unknown would only make the Newton matrix
   // singular: every step a Levenberg-Marquardt step, the proximal term no help, W being 0 there)
+  set_vertex_offsets(w);
   int warm = 0;  // some patch starts from the previous step's answer
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
@@ -1367,13 +1385,12 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
 
   // results: evaluate once more at the returned z to get p and ub
   evaluate(w, w->z, w->F, NULL);
-  mjtNum floor_impulse = 1e-12 * w->p_ref;
   for (int i = 0; i < w->nisland; i++) {
     cuspPatch* P = w->island + i;
     const mjtNum* zi = w->z + w->z_of[i];
     int K = P->nvert, ny = 2 + has_torsion(P);
     Derived D;
-    derive(&D, P, zi, floor_impulse);
+    derive(&D, w, i, zi);
     for (int k = 0; k < K; k++) P->lambda[k] = zi[k];
     P->Ln = D.Ln;
     P->L[2] = 0;

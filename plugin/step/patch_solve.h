@@ -32,6 +32,8 @@ typedef struct cuspPatchWork_ {
   int nrows, nz;
   int* row_of;              // (cap_patch) first row of each patch
   int* z_of;                // (cap_patch) first unknown of each patch
+  mjtNum* voff;             // (cap_patch x 2 CUSP_PATCH_MAXVERT) m: the island's patches' vertex
+                            // offsets from their origin along t, then along o (set per solve)
   mjtNum* J;                // (cap_rows x nv) row-major relative velocity rows
   mjtNum* Jr;               // (cap_rows x nv) row-major reduced rows J N
   mjtNum* X;                // (cap_rows x nv) row-major, row j: Mr^-1 Jr_j^T
