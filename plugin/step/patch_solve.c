@@ -1358,7 +1358,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   opt.warm_start = 1;
   // the solver's F buffer must differ from w->F (used as scratch by the Jacobian callback)
   cuspLcpStatus status = solve_proximal(w, &prob, &opt);
-  if (status != CUSP_LCP_SOLVED && !w->band && all_stick_finish(w, &prob, &opt)) {
+  if (status != CUSP_LCP_SOLVED && cfg->finish && !w->band && all_stick_finish(w, &prob, &opt)) {
     status = CUSP_LCP_SOLVED;
   }
   if (status != CUSP_LCP_SOLVED && warm) {
@@ -1376,7 +1376,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
       status = warm_info.status;
     }
     w->info.iterations = iterations;
-    if (status != CUSP_LCP_SOLVED && !w->band && all_stick_finish(w, &prob, &opt)) {
+    if (status != CUSP_LCP_SOLVED && cfg->finish && !w->band && all_stick_finish(w, &prob, &opt)) {
       status = CUSP_LCP_SOLVED;
     }
   }
