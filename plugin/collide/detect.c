@@ -47,8 +47,9 @@ static void cylinder_support(mjtNum s[3], const mjtNum c[3], const mjtNum a[3], 
   if (np > 1e-9 * mju_norm3(u)) mju_addToScl3(s, perp, r / np);
 }
 
-static void fill(cuspContact* c, const mjModel* m, int disk, int other, mjtNum gap,
-                 const mjtNum pos[3], const mjtNum normal[3]) {
+// a contact of the pair (disk, other) with the given frame (rows t, o, n)
+static void fill_framed(cuspContact* c, const mjModel* m, int disk, int other, mjtNum gap,
+                        const mjtNum pos[3], const mjtNum frame[9]) {
   c->geom[0] = disk;
   c->geom[1] = other;
   c->body[0] = m->geom_bodyid[disk];
@@ -56,7 +57,14 @@ static void fill(cuspContact* c, const mjModel* m, int disk, int other, mjtNum g
   c->sub = 0;
   c->gap = gap;
   mju_copy3(c->pos, pos);
-  cusp_contact_frame(c->frame, normal);
+  mju_copy(c->frame, frame, 9);
+}
+
+static void fill(cuspContact* c, const mjModel* m, int disk, int other, mjtNum gap,
+                 const mjtNum pos[3], const mjtNum normal[3]) {
+  mjtNum frame[9];
+  cusp_contact_frame(frame, normal);
+  fill_framed(c, m, disk, other, gap, pos, frame);
 }
 
 //---------------------------------- closed forms ---------------------------------------------------
@@ -110,6 +118,7 @@ static int disk_flat(cuspContact* c, const mjModel* m, const mjData* d, int disk
                                    {-0x1.ffffffffffffcp-2, 0x1.bb67ae8584cabp-1},
                                    {-0x1.0000000000004p-1, -0x1.bb67ae8584ca8p-1}};
   int count = 0;
+  mjtNum frame[9];  // every rim point's frame: that of n (formed at the first)
   for (int k = 0; k < 3; k++) {
     mjtNum s[3], diff[3];
     mju_addScl3(s, face, down, r * rim[k][0]);
@@ -120,7 +129,8 @@ static int disk_flat(cuspContact* c, const mjModel* m, const mjData* d, int disk
     if (!on_face(S, diff)) continue;  // beyond the face's edge
     mjtNum pos[3];
     mju_addScl3(pos, s, n, -0.5 * gap);  // midway between the disk and the plane
-    fill(c + count, m, disk, other, gap, pos, n);
+    if (!count) cusp_contact_frame(frame, n);
+    fill_framed(c + count, m, disk, other, gap, pos, frame);
     c[count].sub = k;
     count++;
   }
@@ -137,7 +147,8 @@ static int disk_flat(cuspContact* c, const mjModel* m, const mjData* d, int disk
     if (gap <= margin && inside) {
       mjtNum pos[3];
       mju_addScl3(pos, s, n, -0.5 * gap);
-      fill(c + count, m, disk, other, gap, pos, n);
+      if (!count) cusp_contact_frame(frame, n);
+      fill_framed(c + count, m, disk, other, gap, pos, frame);
       c[count].sub = 3;
       count++;
     }
