@@ -152,7 +152,7 @@ int cusp_instance_copy(cuspInstance* dst, const mjModel* m, const cuspInstance* 
   char err[128];
   int rc = cusp_config_copy(&tmp.cfg, &src->cfg);
   if (!rc) rc = instance_alloc(&tmp, m, err, sizeof(err));
-  if (!rc) rc = cusp_step_copy_history(&tmp.work, &src->work, &tmp.cfg);
+  if (!rc) rc = cusp_step_copy_history(&tmp.work, &src->work);
   if (rc) {
     cusp_guard_free(&tmp.guard);
     cusp_step_free(&tmp.work);

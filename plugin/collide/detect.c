@@ -47,8 +47,9 @@ static void cylinder_support(mjtNum s[3], const mjtNum c[3], const mjtNum a[3], 
   if (np > 1e-9 * mju_norm3(u)) mju_addToScl3(s, perp, r / np);
 }
 
-static void fill(cuspContact* c, const mjModel* m, int disk, int other, mjtNum gap,
-                 const mjtNum pos[3], const mjtNum normal[3]) {
+// a contact of the pair (disk, other) with the given frame (rows t, o, n)
+static void fill_framed(cuspContact* c, const mjModel* m, int disk, int other, mjtNum gap,
+                        const mjtNum pos[3], const mjtNum frame[9]) {
   c->geom[0] = disk;
   c->geom[1] = other;
   c->body[0] = m->geom_bodyid[disk];
@@ -56,7 +57,14 @@ static void fill(cuspContact* c, const mjModel* m, int disk, int other, mjtNum g
   c->sub = 0;
   c->gap = gap;
   mju_copy3(c->pos, pos);
-  cusp_contact_frame(c->frame, normal);
+  mju_copy(c->frame, frame, 9);
+}
+
+static void fill(cuspContact* c, const mjModel* m, int disk, int other, mjtNum gap,
+                 const mjtNum pos[3], const mjtNum normal[3]) {
+  mjtNum frame[9];
+  cusp_contact_frame(frame, normal);
+  fill_framed(c, m, disk, other, gap, pos, frame);
 }
 
 //---------------------------------- closed forms ---------------------------------------------------
@@ -110,6 +118,7 @@ static int disk_flat(cuspContact* c, const mjModel* m, const mjData* d, int disk
                                    {-0x1.ffffffffffffcp-2, 0x1.bb67ae8584cabp-1},
                                    {-0x1.0000000000004p-1, -0x1.bb67ae8584ca8p-1}};
   int count = 0;
+  mjtNum frame[9];  // every rim point's frame: that of n (formed at the first)
   for (int k = 0; k < 3; k++) {
     mjtNum s[3], diff[3];
     mju_addScl3(s, face, down, r * rim[k][0]);
@@ -120,7 +129,8 @@ static int disk_flat(cuspContact* c, const mjModel* m, const mjData* d, int disk
     if (!on_face(S, diff)) continue;  // beyond the face's edge
     mjtNum pos[3];
     mju_addScl3(pos, s, n, -0.5 * gap);  // midway between the disk and the plane
-    fill(c + count, m, disk, other, gap, pos, n);
+    if (!count) cusp_contact_frame(frame, n);
+    fill_framed(c + count, m, disk, other, gap, pos, frame);
     c[count].sub = k;
     count++;
   }
@@ -137,7 +147,8 @@ static int disk_flat(cuspContact* c, const mjModel* m, const mjData* d, int disk
     if (gap <= margin && inside) {
       mjtNum pos[3];
       mju_addScl3(pos, s, n, -0.5 * gap);
-      fill(c + count, m, disk, other, gap, pos, n);
+      if (!count) cusp_contact_frame(frame, n);
+      fill_framed(c + count, m, disk, other, gap, pos, frame);
       c[count].sub = 3;
       count++;
     }
@@ -209,6 +220,11 @@ static int disk_sphere(cuspContact* c, const mjModel* m, const mjData* d, int di
 // (~8 deg: MPR's normal of a face contact matches the face to its tolerance; an edge contact of a
 // tilted disk is further off)
 #define CUSP_FACE_COS 0.99
+
+// m, the distance query's own tolerance: a face rule's rim points further from the geom than the
+// distance by more than this miss the disk's nearest point (beyond the face: a rim reaching over
+// an edge or a corner), and an MPR depth further from the distance's than this is not taken
+#define CUSP_DISTANCE_TOL 1e-6
 
 typedef struct CcdGeom_ {
   const mjModel* m;
@@ -350,9 +366,11 @@ static int disk_box_separation(int* face, int* axis, mjtNum* sign, const mjModel
 
 static int disk_convex(cuspContact* c, const mjModel* m, const mjData* d, int disk, int other,
                        mjtNum margin, int closed_forms) {
-  // MuJoCo's own signed distance (GJK, and its penetration solver inside): exact for separated
-  // pairs, where MPR's depth on the margin-inflated shapes is not (a capsule 24.8 mm away read
-  // 7 mm with a 0.1 m margin: the disk stopped short of it)
+  // MuJoCo's own signed distance (GJK apart, its penetration solver overlapping): exact for
+  // separated pairs, where MPR's depth on the margin-inflated shapes is not (a capsule 24.8 mm
+  // away read 7 mm with a 0.1 m margin: the disk stopped short of it), and the least translation
+  // overlapping, where MPR's depth along its portal is not (a disk rim 20 um into a box edge read
+  // up to 10 mm)
   if (closed_forms && m->geom_type[other] == mjGEOM_BOX) {
     // the common cases without the query: far from the box, or beyond one face within its extents
     int face = 0, axis = 0;
@@ -368,14 +386,17 @@ static int disk_convex(cuspContact* c, const mjModel* m, const mjData* d, int di
   mjtNum fromto[6];
   mjtNum dist = mj_geomDistance(m, (mjData*)d, disk, other, margin, fromto);
   if (dist >= margin) return 0;
+  // fromto runs from the disk's surface to the other's: against the normal while apart, along it
+  // overlapping (then its depth and direction are those of the least translation that separates
+  // them, to the query's tolerance)
   mjtNum dn[3] = {fromto[0] - fromto[3], fromto[1] - fromto[4], fromto[2] - fromto[5]};
-  if (dist > 0 && mju_normalize3(dn) > 1e-9) {
-    mjtNum mid[3];
-    for (int k = 0; k < 3; k++) mid[k] = 0.5 * (fromto[k] + fromto[3 + k]);
+  mjtNum len = mju_normalize3(dn);
+  mjtNum mid[3];
+  for (int k = 0; k < 3; k++) mid[k] = 0.5 * (fromto[k] + fromto[3 + k]);
+  if (dist > 0 && len > 1e-9) {
     return disk_convex_finish(c, m, d, disk, other, margin, dist, dn, mid);
   }
-  // overlapping or touching (the distance query reports no depth, and no direction): MPR on the
-  // margin-inflated shapes
+  // overlapping or touching: MPR on the margin-inflated shapes, checked against the distance
   // obj1 = the other geom, obj2 = the disk inflated by the margin: dir moves the disk out
   CcdGeom env = {m, d, other, 0}, dk = {m, d, disk, margin};
   ccd_t ccd;
@@ -388,14 +409,42 @@ static int disk_convex(cuspContact* c, const mjModel* m, const mjData* d, int di
   ccd.mpr_tolerance = 1e-10;
   ccd_real_t depth;
   ccd_vec3_t dir, pos;
-  if (ccdMPRPenetration(&env, &dk, &ccd, &depth, &dir, &pos) != 0) return 0;
-  mjtNum gap = margin - depth;
+  int found = ccdMPRPenetration(&env, &dk, &ccd, &depth, &dir, &pos) == 0;
+  mjtNum gap = margin - depth, n[3] = {dir.v[0], dir.v[1], dir.v[2]};
+  found = found && mju_normalize3(n) >= 0.5;  // else a degenerate direction: no usable contact
+  // MPR measures its depth along its portal's normal: at an edge or a corner that can be
+  // millimetres off the least translation, along another direction (a disk rim 20 um into a box
+  // edge read up to 10 mm). Deeper than the query's tolerance, its depth and direction are the
+  // query's where MPR's disagree (depth by that tolerance, direction by 5 deg); within it (the
+  // query's direction of a near-zero depth is noise: a disk flat on a box face read 1.25e-8 m
+  // deep along the face's inward normal) MPR's direction stays, with the query's depth where
+  // MPR's is further off than that tolerance.
+  if (dist < -CUSP_DISTANCE_TOL && len > -0.5 * dist) {
+    mju_scl3(dn, dn, -1);
+    if (!found || fabs(gap - dist) > CUSP_DISTANCE_TOL || mju_dot3(n, dn) < cos(5 * mjPI / 180)) {
+      return disk_convex_finish(c, m, d, disk, other, margin, dist, dn, mid);
+    }
+  }
+  if (!found) return 0;
+  if (fabs(gap - dist) > CUSP_DISTANCE_TOL) gap = dist;
   if (gap > margin) return 0;
-  mjtNum n[3] = {dir.v[0], dir.v[1], dir.v[2]};
-  if (mju_normalize3(n) < 0.5) return 0;  // degenerate direction: no usable contact
   mjtNum p[3] = {pos.v[0], pos.v[1], pos.v[2]};
   mju_addToScl3(p, n, 0.5 * margin);  // undo the inflation: midway between the real surfaces
   return disk_convex_finish(c, m, d, disk, other, margin, gap, n, p);
+}
+
+// The rim contacts c[0 .. count) of a face rule, and the contact at the distance found (gap along
+// n, midpoint p) when the rim points all lie further than it (by CUSP_DISTANCE_TOL): the disk's
+// nearest point is then no rim point over the face but beyond it (over an edge or a corner, or
+// overlapping a side face), and the published gap is the distance's. Returns the new count.
+static int with_nearest(cuspContact* c, int count, const mjModel* m, int disk, int other,
+                        mjtNum gap, const mjtNum n[3], const mjtNum p[3]) {
+  mjtNum least = c[0].gap;
+  for (int k = 1; k < count; k++) least = fmin(least, c[k].gap);
+  if (least <= gap + CUSP_DISTANCE_TOL) return count;
+  fill(c + count, m, disk, other, gap, p, n);
+  c[count].sub = CUSP_MAX_DISK_POINTS - 1;
+  return count + 1;
 }
 
 // the contact (or, flat on a box face or a cylinder's end, the rim contacts) of a disk at signed
@@ -424,7 +473,7 @@ static int disk_convex_finish(cuspContact* c, const mjModel* m, const mjData* d,
     }
     if (best >= CUSP_FACE_COS) {
       int count = disk_box_face(c, m, d, disk, other, axis, sign, margin);
-      if (count > 0) return count;
+      if (count > 0) return with_nearest(c, count, m, disk, other, gap, n, p);
     }
   }
   if (m->geom_type[other] == mjGEOM_CYLINDER) {
@@ -440,7 +489,7 @@ static int disk_convex_finish(cuspContact* c, const mjModel* m, const mjData* d,
       mju_addScl3(S.p0, d->geom_xpos + 3 * other, S.n, m->geom_size[3 * other + 1]);
       S.radius = m->geom_size[3 * other];
       int count = disk_flat(c, m, d, disk, other, &S, margin);
-      if (count > 0) return count;
+      if (count > 0) return with_nearest(c, count, m, disk, other, gap, n, p);
     }
   }
   fill(c, m, disk, other, gap, p, n);

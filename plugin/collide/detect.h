@@ -1,10 +1,13 @@
 // Detection of registered disks (cylinder geoms) against environment geoms at the current
-// kinematics: closed forms where they are exact (disk-plane, disk-sphere), MuJoCo's distance query
-// (GJK) and, for overlapping shapes, libccd MPR with the disk's support inflated by the margin
-// otherwise (boxes, capsules, cylinders, ellipsoids, convex meshes), so that pairs up to `margin`
-// apart are found with their positive gap. Against a box, a disk separated from it by more than
-// the margin along a box axis, or lying beyond one face within that face's extents, is decided in
-// closed form with what the query's route gives (cusp_detect_disk_by_query).
+// kinematics: closed forms where they are exact (disk-plane, disk-sphere), MuJoCo's signed
+// distance query (mj_geomDistance) otherwise (boxes, capsules, cylinders, ellipsoids, convex
+// meshes), so that pairs up to `margin` apart are found with their positive gap; overlapping,
+// libccd MPR with the disk's support inflated by the margin, replaced by the query's depth and
+// direction where they disagree beyond its tolerance. A disk on a box face or a cylinder's end
+// rests on its rim points over the face, and the query's contact joins them where they miss the
+// disk's nearest point. Against a box, a disk separated from it by more than the margin along a
+// box axis, or lying beyond one face within that face's extents, is decided in closed form with
+// what the query's route gives (cusp_detect_disk_by_query).
 #ifndef CUSP_PLUGIN_DETECT_H_
 #define CUSP_PLUGIN_DETECT_H_
 
@@ -16,7 +19,7 @@
 extern "C" {
 #endif
 
-#define CUSP_MAX_DISK_POINTS 4  // contacts one disk-geom pair can produce
+#define CUSP_MAX_DISK_POINTS 5  // contacts one disk-geom pair can produce
 
 // Disk geom `disk` against geom `other`. Fills up to CUSP_MAX_DISK_POINTS contacts c[] (geoms,
 // bodies, sub, gap, pos, frame; not mu) whose signed distance is <= margin; returns their count.

@@ -54,7 +54,7 @@ static void free_buffers(cuspStepWork* w) {
 
 // (re)allocate the per-contact buffers for `capacity` contacts, keeping the previous step's
 // warm-start data and this step's detected contacts
-static int grow(cuspStepWork* w, int capacity, const cuspConfig* cfg) {
+static int grow(cuspStepWork* w, int capacity) {
   int r = w->r, nv = w->nv;
   cuspStepWork old = *w;
   size_t c = (size_t)capacity;
@@ -74,8 +74,7 @@ static int grow(cuspStepWork* w, int capacity, const cuspConfig* cfg) {
   w->keep = (int*)calloc(c, sizeof(int));
   w->pair = (int*)calloc(c, sizeof(int));
   w->sorted = (cuspContact*)calloc(c, sizeof(cuspContact));
-  cuspConditionOptions opt = cusp_step_condition_options(cfg);
-  w->solver_bytes = cusp_contact_worksize(nv, capacity, r, &opt);
+  w->solver_bytes = cusp_contact_worksize(nv, capacity, r, &w->cond_opt);
   w->solver_work = malloc(w->solver_bytes);
   int ok = w->contacts && w->prev_pair && w->prev_fn && w->prev_beta && w->prev_gamma &&
            w->Jn_r && w->Jto_r && w->bn && w->bt && w->mu && w->fn && w->beta &&
@@ -126,9 +125,10 @@ int cusp_step_init(cuspStepWork* w, const mjModel* m, const cuspConfig* cfg) {
   if (cusp_params_init(&w->params, cfg, m)) return -1;
   if (cusp_broadphase_init(&w->bp, m, &w->params)) return -1;
   if (cfg->npatch_body && cusp_patch_work_init(&w->patch, m)) return -1;
+  w->cond_opt = cusp_step_condition_options(cfg);
   // a first guess: four contacts per disk
   int guess = 4 * (cfg->ndisk > 0 ? cfg->ndisk : 1);
-  return grow(w, guess, cfg);
+  return grow(w, guess);
 }
 
 void cusp_step_free(cuspStepWork* w) {
@@ -222,9 +222,9 @@ static cuspDynamics* island_dynamics(cuspStepWork* w, const mjModel* m, int k, i
   return w->dyn + k;
 }
 
-int cusp_step_copy_history(cuspStepWork* dst, const cuspStepWork* src, const cuspConfig* cfg) {
+int cusp_step_copy_history(cuspStepWork* dst, const cuspStepWork* src) {
   int need = src->nprev > src->ncontact ? src->nprev : src->ncontact;
-  if (dst->r != src->r || (need > dst->capacity && grow(dst, need, cfg))) return -1;
+  if (dst->r != src->r || (need > dst->capacity && grow(dst, need))) return -1;
   size_t r = (size_t)src->r;
   memcpy(dst->contacts, src->contacts, (size_t)src->ncontact * sizeof(cuspContact));
   dst->ncontact = src->ncontact;
@@ -257,7 +257,7 @@ static int detect(cuspStepWork* w, const mjModel* m, const mjData* d, const cusp
   w->ncontact = 0;
   for (int i = 0; i < w->bp.ncand && w->bp.cand[i].kind == CUSP_BP_DISK; i++) {
     int disk = cfg->disk_geoms[w->bp.cand[i].index], g = w->bp.cand[i].other;
-    if (w->ncontact + CUSP_MAX_DISK_POINTS > w->capacity && grow(w, 2 * w->capacity, cfg)) {
+    if (w->ncontact + CUSP_MAX_DISK_POINTS > w->capacity && grow(w, 2 * w->capacity)) {
       return -1;
     }
     cuspContact* c = w->contacts + w->ncontact;
@@ -784,7 +784,6 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
   // 3. islands
   int ni = group(w, m, d, npatch);
   if (ni < 0) return -1;
-  cuspConditionOptions cond_opt = cusp_step_condition_options(cfg);  // every disk island's
   warm_start(w);
   mju_zero(w->dv, nv);
   int failed = 0, worst = CUSP_LCP_SOLVED, iterations = 0, kept = 0, reduced = 0, fallbacks = 0;
@@ -831,7 +830,7 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
     // 5-6. assemble and solve the island
     IslandResult res = {0};
     if (patches) solve_patch_island(&res, w, dyn, p0, npk, m, d, cfg);
-    else solve_disk_island(&res, w, dyn, c0, nck, m, d, cfg, &cond_opt);
+    else solve_disk_island(&res, w, dyn, c0, nck, m, d, cfg, &w->cond_opt);
     iterations += res.iterations;
     kept += res.kept;
     reduced += res.reduced;

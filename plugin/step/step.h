@@ -63,6 +63,7 @@ typedef struct cuspStepWork_ {
   int* island_patch;    // (ntree + 2) first patch of each island (prefix sums)
   int* island_flag;     // (ntree + 2) island has patch rows
   int* island_cursor;   // (ntree + 2) scratch
+  cuspConditionOptions cond_opt;  // the disk islands' conditioning options (from the config)
   cuspConditionInfo info;  // last LCP solve
   double solve_seconds;    // wall time of the disk islands' solves since reset (reduced tries
                            // and full solves; profiling only, never part of the state)
@@ -95,7 +96,7 @@ void cusp_step_forget_start(cuspStepWork* w);
 // dst (initialised for the same model and config) := the history of src that the next step reads
 // (warm-start impulses) and the last step's contacts and patches (sensors, drawing), so that two
 // copies of an mjData step identically. 0, or -1 (out of memory).
-int cusp_step_copy_history(cuspStepWork* dst, const cuspStepWork* src, const cuspConfig* cfg);
+int cusp_step_copy_history(cuspStepWork* dst, const cuspStepWork* src);
 
 // One contact step. state: the instance's published state (CUSP_NSTATE). Returns 0, or -1 when
 // the solve failed this step (counted in state; the free motion is kept).
