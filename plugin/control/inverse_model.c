@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "assemble/contact_rows.h"
 #include "publish/contacts_api.h"
 
 // 1 if a contact between bodies b0 and b1 touches the controller's model (robot or object)
@@ -130,31 +131,23 @@ static mjtNum effector_rows(mjtNum* J, mjtNum* vdes, const cuspInverse* inv, con
 static void contact_rows(mjtNum* J, const cuspInverseModel* im, const cuspInverse* inv,
                          const mjModel* m, mjData* d) {
   int nv = inv->ndof, r = im->r;
-  const cuspDynamics* dyn = &inv->dyn;
   const mjtNum* cone = im->cone;
-  mjtNum* jac = mj_stackAllocNum(d, 3 * (size_t)nv);
-  mjtNum* jac1 = mj_stackAllocNum(d, 3 * (size_t)nv);
+  mjtNum* jac = mj_stackAllocNum(d, 3 * (size_t)nv);      // (3 x nv) relative Jacobian
+  mjtNum* scratch = mj_stackAllocNum(d, 3 * (size_t)nv);
   for (int c = 0; c < im->ncontact; c++) {
     const cuspContact* ct = im->contact + c;
-    cusp_dynamics_jac(jac, NULL, dyn, m, d, ct->pos, ct->body[0]);
-    cusp_dynamics_jac(jac1, NULL, dyn, m, d, ct->pos, ct->body[1]);
-    mju_subFrom(jac, jac1, 3 * (size_t)nv);
+    cusp_relative_jac(jac, NULL, scratch, &inv->dyn, m, d, ct->pos, ct->body[0], ct->body[1], 0,
+                      nv);
     mjtNum* rn = J + (size_t)c * (1 + r) * nv;
     const mjtNum* t = ct->frame;
     const mjtNum* o = ct->frame + 3;
-    const mjtNum* nn = ct->frame + 6;
-    for (int j = 0; j < nv; j++) {
-      rn[j] = nn[0] * jac[j] + nn[1] * jac[nv + j] + nn[2] * jac[2 * nv + j];
-    }
+    cusp_direction_row(rn, jac, ct->frame + 6, nv, 0, nv);
     for (int q = 0; q < r; q++) {
       mjtNum dir[3];
       for (int i = 0; i < 3; i++) {
         dir[i] = cone[2 * q] * t[i] + cone[2 * q + 1] * o[i];
       }
-      mjtNum* rt = rn + (size_t)(1 + q) * nv;
-      for (int j = 0; j < nv; j++) {
-        rt[j] = dir[0] * jac[j] + dir[1] * jac[nv + j] + dir[2] * jac[2 * nv + j];
-      }
+      cusp_direction_row(rn + (size_t)(1 + q) * nv, jac, dir, nv, 0, nv);
     }
   }
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "assemble/contact_rows.h"
 #include "collide/detect.h"
 #include "config/params.h"
 #include "step/reduction_island.h"
@@ -270,17 +271,6 @@ static int detect(cuspStepWork* w, const mjModel* m, const mjData* d, const cusp
 
 //---------------------------------- assembly -------------------------------------------------------
 
-// relative point Jacobian (3 x nv of the island, row-major) of contact point c: body[0] minus
-// body[1]
-static void relative_jacobian(mjtNum* jrel, mjtNum* scratch, const cuspDynamics* dyn,
-                              const mjModel* m, const mjData* d, const cuspContact* c) {
-  cusp_dynamics_jac(jrel, NULL, dyn, m, d, c->pos, c->body[0]);
-  if (c->body[1] > 0) {
-    cusp_dynamics_jac(scratch, NULL, dyn, m, d, c->pos, c->body[1]);
-    mju_subFrom(jrel, scratch, 3 * dyn->nv);
-  }
-}
-
 // Rows of the island's contacts c[0 .. n) in its reduced coordinates: the relative point Jacobian
 // (3 x nv) is reduced once (3 x nr, J N) and the normal and r friction-direction rows are
 // combinations of its 3 rows; the right-hand sides use the relative velocity of the free motion.
@@ -296,7 +286,7 @@ static void assemble(cuspStepWork* w, cuspDynamics* dyn, const cuspContact* cs, 
   cusp_dynamics_gather(vloc, dyn, d->qvel);
   for (int i = 0; i < n; i++) {
     const cuspContact* c = cs + i;
-    relative_jacobian(jrel, scratch, dyn, m, d, c);
+    cusp_relative_jac(jrel, NULL, scratch, dyn, m, d, c->pos, c->body[0], c->body[1], 0, nv);
     mjtNum vrel[3];  // m/s, velocity of the registered geom's point relative to the other
     mju_mulMatVec(vrel, jrel, vloc, 3, nv);
     cusp_dynamics_reduce(jred, dyn, jrel, 3);
