@@ -242,6 +242,8 @@ int cusp_inverse_model(cuspInverseModel* im, cuspInverse* inv, const mjModel* m,
   mjtNum* vr = Jr + (size_t)nrow * nr;  // reduced free-flow velocity
   mju_cholSolve(vr, im->Mr, vr, nr);
   for (int i = 0; i < nrow; i++) im->rowv[i] = mju_dot(Jr + (size_t)i * nr, vr, nr);
+  im->verr = mj_stackAllocNum(d, ne);
+  for (int i = 0; i < ne; i++) im->verr[i] = im->rowv[i] - im->vdes[i];
 
   // T := Mh^-1 applied to every reduced row (effector, contact, then actuator rows)
   actuator_rows(Br, inv, m, d);

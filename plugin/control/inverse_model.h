@@ -34,6 +34,8 @@ typedef struct cuspInverseModel_ {
   mjtNum* T;                 // (nrow + nu x nr) Mh^-1 of each reduced row, then of each actuator
   mjtNum* rowv;              // (nrow) free velocity of each row over the horizon
   mjtNum* vdes;              // (ne) desired effector velocities, weighted as their rows
+  mjtNum* verr;              // (ne) rowv - vdes of the effector rows: the tracking error of the
+                             //   free flow (no actuation, no impulse), m/s weighted
   mjtNum* Ae;                // (ne x nu) H Je Mh^-1 B
   mjtNum* Ce;                // (ne x nc + 1) Je Mh^-1 Jc^T
   mjtNum* G;                 // (nc + 1 x nu) H Jc Mh^-1 B

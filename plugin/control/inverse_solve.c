@@ -277,7 +277,7 @@ static void held_effective_tracking(mjtNum* At_, mjtNum* rt, mjtNum* ce, const m
     for (int i = 0; i < na; i++) {
       ce[i] = mju_dot(im->Jr + (size_t)e * nr, hr->AT + (size_t)i * nr, nr);
     }
-    rt[e] = im->rowv[e] - im->vdes[e] + mju_dot(ce, l0, na);
+    rt[e] = im->verr[e] + mju_dot(ce, l0, na);
     for (int a = 0; a < nu; a++) {
       At_[e * nu + a] = im->Ae[e * nu + a] + mju_dot(ce, L + (size_t)a * na, na);
     }
@@ -369,7 +369,7 @@ static void held_kkt_equalities(BoxLcp* b, const mjtNum* WA, mjtNum wmax, const 
   int na = hr->na, nu = im->nu, ne = im->ne, ul = nu, un = nu + na;
   const mjtNum* Ae = im->Ae;
   mjtNum ldiag = 0;
-  tracking_hessian(b->M, b->n, Ae, ne, nu, inv->effort);
+  actuation_rows(b, Ae, im->verr, ne, inv);
   for (int a = 0; a < nu; a++) {
     for (int i = 0; i < na; i++) {
       mjtNum v = 0;
@@ -378,11 +378,6 @@ static void held_kkt_equalities(BoxLcp* b, const mjtNum* WA, mjtNum wmax, const 
       AT2(a, un + i) = hr->aG[(size_t)i * nu + a];
       AT2(un + i, a) = -hr->aG[(size_t)i * nu + a];
     }
-    mjtNum v = 0;
-    for (int e = 0; e < ne; e++) v += Ae[e * nu + a] * (im->rowv[e] - im->vdes[e]);
-    b->q[a] = v;
-    b->lo[a] = inv->lo[a];
-    b->hi[a] = inv->hi[a];
   }
   for (int i = 0; i < na; i++) {
     for (int k = 0; k < na; k++) {
@@ -394,7 +389,7 @@ static void held_kkt_equalities(BoxLcp* b, const mjtNum* WA, mjtNum wmax, const 
     }
     ldiag = mju_max(ldiag, AT2(ul + i, ul + i));
     mjtNum v = 0;
-    for (int e = 0; e < ne; e++) v += CeA[e * na + i] * (im->rowv[e] - im->vdes[e]);
+    for (int e = 0; e < ne; e++) v += CeA[e * na + i] * im->verr[e];
     b->q[ul + i] = v;
     b->q[un + i] = -hr->av[i];
     b->lo[ul + i] = b->lo[un + i] = -INFINITY;
@@ -509,18 +504,13 @@ static void complementarity_rows(BoxLcp* b, const cuspInverseModel* im, const cu
   mjtNum* M = b->M;
 #define UNKNOWN(k) (nu + ((k) / (1 + r)) * s + ((k) % (1 + r)))
   // u rows: Ae^T Ae u + eps u + Ae^T Ce lambda + Ae^T (Je v_H0 - vdes)
-  tracking_hessian(M, n, Ae, ne, nu, inv->effort);
+  actuation_rows(b, Ae, im->verr, ne, inv);
   for (int a = 0; a < nu; a++) {
     for (int k = 0; k < nc; k++) {
       mjtNum v = 0;
       for (int i = 0; i < ne; i++) v += Ae[i * nu + a] * Ce[i * nc + k];
       M[a + (size_t)UNKNOWN(k) * n] = v;
     }
-    mjtNum v = 0;
-    for (int i = 0; i < ne; i++) v += Ae[i * nu + a] * (im->rowv[i] - im->vdes[i]);
-    b->q[a] = v;
-    b->lo[a] = inv->lo[a];
-    b->hi[a] = inv->hi[a];
   }
   // contact rows, as the simulation writes them (CUSP 10-13), over the horizon
   for (int c = 0; c < ncontact; c++) {
@@ -653,7 +643,7 @@ static void contact_block(ContactBlock* cb, const cuspInverseModel* im, mjData* 
 static void actuation_rhs(ActuationBlock* ab, const mjtNum* lambda, const cuspInverseModel* im) {
   int nu = im->nu, ne = im->ne, nc = im->nc;
   for (int i = 0; i < ne; i++) {
-    ab->ue[i] = im->rowv[i] - im->vdes[i] + (nc ? mju_dot(im->Ce + (size_t)i * nc, lambda, nc) : 0);
+    ab->ue[i] = im->verr[i] + (nc ? mju_dot(im->Ce + (size_t)i * nc, lambda, nc) : 0);
   }
   for (int a = 0; a < nu; a++) {
     mjtNum v = 0;
@@ -755,7 +745,7 @@ static void report(mjtNum* state, const mjtNum* u, const mjtNum* lambda, cuspLcp
   if (status == CUSP_LCP_SOLVED) {
     for (int c = 0; c < im->ncontact; c++) force += lambda[c * (1 + r)] / im->H;  // N
     for (int i = 0; i < im->ne; i++) {  // predicted Je v_H - vdes
-      mjtNum v = im->rowv[i] - im->vdes[i] + mju_dot(im->Ae + (size_t)i * nu, u, nu);
+      mjtNum v = im->verr[i] + mju_dot(im->Ae + (size_t)i * nu, u, nu);
       if (nc) v += mju_dot(im->Ce + (size_t)i * nc, lambda, nc);
       speed_error += v * v;
     }
