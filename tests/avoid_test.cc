@@ -33,13 +33,13 @@ const char* kProbeScene = R"(
   </worldbody>
 </mujoco>)";
 
-TEST(PointDistance, AgreesWithMujocoGeomDistanceOutside) {
-  char err[512];
-  mjSpec* spec = mj_parseXMLString(kProbeScene, nullptr, err, sizeof(err));
-  ASSERT_NE(spec, nullptr) << err;
-  mjModel* m = mj_compile(spec, nullptr);
-  ASSERT_NE(m, nullptr);
-  mjData* d = mj_makeData(m);
+// the probe scene's model and data (m_, d_), freed after each test
+class PointDistance : public cusp_test::SceneTest {};
+
+TEST_F(PointDistance, AgreesWithMujocoGeomDistanceOutside) {
+  Load(kProbeScene);
+  const mjModel* m = m_;
+  mjData* d = d_;
   int probe = mj_name2id(m, mjOBJ_GEOM, "probe");
   const mjtNum r = 0.01;
   unsigned seed = 7;
@@ -72,16 +72,12 @@ TEST(PointDistance, AgreesWithMujocoGeomDistanceOutside) {
     }
   }
   EXPECT_GT(checked, 500);
-  mj_deleteData(d);
-  mj_deleteModel(m);
-  mj_deleteSpec(spec);
 }
 
-TEST(PointDistance, InsideIsNegativeDepth) {
-  char err[512];
-  mjSpec* spec = mj_parseXMLString(kProbeScene, nullptr, err, sizeof(err));
-  mjModel* m = mj_compile(spec, nullptr);
-  mjData* d = mj_makeData(m);
+TEST_F(PointDistance, InsideIsNegativeDepth) {
+  Load(kProbeScene);
+  const mjModel* m = m_;
+  mjData* d = d_;
   mj_forward(m, d);
   mjtNum n[3], c[3];
   int box = mj_name2id(m, mjOBJ_GEOM, "box"), sphere = mj_name2id(m, mjOBJ_GEOM, "sphere");
@@ -90,25 +86,17 @@ TEST(PointDistance, InsideIsNegativeDepth) {
   mjtNum p[3] = {0.43, 0, 0};
   EXPECT_NEAR(cusp_point_geom_distance(n, c, m, d, sphere, p), -0.07, 1e-12);
   EXPECT_NEAR(n[0], 1, 1e-12);
-  mj_deleteData(d);
-  mj_deleteModel(m);
-  mj_deleteSpec(spec);
 }
 
-class AvoidStep : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { mj_loadPluginLibrary(CUSP_PLUGIN_PATH); }
-};
+class AvoidStep : public cusp_test::SceneTest {};
 
 // At a pose where the arm's links sweep into the pole, the increment keeps every linearised
 // separation row (recomputed here from the rows' definition), and the LCP's multipliers are
 // complementary: a row that binds has zero slack.
 TEST_F(AvoidStep, IncrementKeepsEveryRow) {
-  std::string path = std::string(CUSP_SOURCE_DIR) + "/mjcf/avoid_arm7.xml";
-  char err[1024] = "";
-  mjModel* m = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
-  ASSERT_NE(m, nullptr) << err;
-  mjData* d = mj_makeData(m);
+  LoadFile("avoid_arm7.xml");
+  const mjModel* m = m_;
+  mjData* d = d_;
   const cuspAvoid* a = (const cuspAvoid*)cusp_control_registry_find(d, 0);
   ASSERT_NE(a, nullptr);
   ASSERT_EQ(a->nact, 7);
@@ -154,8 +142,6 @@ TEST_F(AvoidStep, IncrementKeepsEveryRow) {
     }
   }
   EXPECT_EQ(rows, rep.rows);
-  mj_deleteData(d);
-  mj_deleteModel(m);
 }
 
 // the key tables in mjcf/README.md are the ones the plugins parse (unit, default, range, meaning)

@@ -86,15 +86,26 @@ void cusp_sim_prepare_model(mjModel* m, double timestep) {
 // the failed solves of the last cusp_sim_run of this thread (cusp_sim_failure_line)
 static _Thread_local cuspFailureLog run_log;
 
-int cusp_sim_run(char* json, int json_sz, char* err, int err_sz, const mjModel* m, mjData* d,
-                 const char* registered, int stock, const char* scene, double seconds,
-                 const char* csv_path, cuspSimHook hook, void* hook_arg) {
-  memset(&run_log, 0, sizeof(run_log));
-  if (m->nkey > 0) mj_resetDataKeyframe(m, d, 0);  // initial state (e.g. velocities) of the scene
-  int instance = stock ? -1 : cusp_find_instance(m);
-  // registered rigid bodies: their CUSP_PATCH_NSLOT observables follow the counters in the state
-  int npatch_body = 0;
-  int* patch_body = NULL;
+// what a run records beside the rows: the bodies whose poses and patch observables it writes
+typedef struct RunBodies_ {
+  int npatch_body;
+  int* patch_body;   // (npatch_body) registered rigid bodies: their CUSP_PATCH_NSLOT observables
+  int nfree;
+  int* free_body;    // (nfree) bodies with a free joint: their qpos x y z qw qx qy qz
+  int* free_qpos;    // (nfree) qpos address of each
+} RunBodies;
+
+static void run_bodies_free(RunBodies* b) {
+  free(b->patch_body);
+  free(b->free_qpos);
+  free(b->free_body);
+}
+
+// the run's bodies (instance: the cusp.contact instance, -1 for none); -1 with a message in err
+// when its config does not parse
+static int run_bodies(RunBodies* b, char* err, int err_sz, const mjModel* m, int instance,
+                      const char* scene) {
+  memset(b, 0, sizeof(*b));
   if (instance >= 0) {
     cuspConfig cfg;
     if (cusp_config_parse(&cfg, m, instance, err, err_sz)) {
@@ -103,74 +114,90 @@ int cusp_sim_run(char* json, int json_sz, char* err, int err_sz, const mjModel* 
       snprintf(err, err_sz, "bad cusp.contact config in %s: %s", scene, msg);
       return -1;
     }
-    npatch_body = cfg.npatch_body;
-    patch_body = (int*)calloc(npatch_body + 1, sizeof(int));
-    for (int i = 0; i < npatch_body; i++) patch_body[i] = cfg.patch_bodies[i];
+    b->npatch_body = cfg.npatch_body;
+    b->patch_body = (int*)calloc(b->npatch_body + 1, sizeof(int));
+    for (int i = 0; i < b->npatch_body; i++) b->patch_body[i] = cfg.patch_bodies[i];
     cusp_config_free(&cfg);
   }
-
-  // bodies with a free joint: their qpos is x y z qw qx qy qz
-  int nfree = 0;
-  int* free_qpos = (int*)calloc(m->nbody + 1, sizeof(int));
-  int* free_body = (int*)calloc(m->nbody + 1, sizeof(int));
-  int status = 0;
-  for (int b = 1; b < m->nbody; b++) {
-    if (m->body_jntnum[b] >= 1 && m->jnt_type[m->body_jntadr[b]] == mjJNT_FREE) {
-      free_body[nfree] = b;
-      free_qpos[nfree++] = m->jnt_qposadr[m->body_jntadr[b]];
+  b->free_qpos = (int*)calloc(m->nbody + 1, sizeof(int));
+  b->free_body = (int*)calloc(m->nbody + 1, sizeof(int));
+  for (int i = 1; i < m->nbody; i++) {
+    if (m->body_jntnum[i] >= 1 && m->jnt_type[m->body_jntadr[i]] == mjJNT_FREE) {
+      b->free_body[b->nfree] = i;
+      b->free_qpos[b->nfree++] = m->jnt_qposadr[m->body_jntadr[i]];
     }
   }
-  FILE* csv = NULL;
-  if (csv_path) {
-    csv = fopen(csv_path, "w");
-    if (!csv) {
-      snprintf(err, err_sz, "cannot write %s", csv_path);
-      free(patch_body);
-      free(free_qpos);
-      free(free_body);
-      return -1;
-    }
-    fprintf(csv,
-            "time,kinetic_J,potential_J,max_penetration_m,ncontact,nstick,nslide,nbreak,"
-            "solver_iterations,solver_status,normal_force_N");
-    static const char* suffix[7] = {"x", "y", "z", "qw", "qx", "qy", "qz"};
-    for (int i = 0; i < nfree; i++) {
-      const char* name = mj_id2name(m, mjOBJ_BODY, free_body[i]);
-      for (int k = 0; k < 7; k++) {
-        if (name)
-          fprintf(csv, ",%s_%s", name, suffix[k]);
-        else
-          fprintf(csv, ",body%d_%s", free_body[i], suffix[k]);
-      }
-    }
-    for (int i = 0; i < npatch_body; i++) {
-      const char* name = mj_id2name(m, mjOBJ_BODY, patch_body[i]);
-      for (int k = 0; k < CUSP_PATCH_NSLOT; k++) {
-        if (name)
-          fprintf(csv, ",%s_%s", name, cusp_patch_slot_names[k]);
-        else
-          fprintf(csv, ",body%d_%s", patch_body[i], cusp_patch_slot_names[k]);
-      }
-    }
-    fprintf(csv, "\n");
-  }
+  return 0;
+}
 
-  long nstep = lround(seconds / m->opt.timestep);
-  double wall = 0, max_penetration = 0, energy_initial = 0, energy_last = 0;
-  double energy_max_increase = 0, energy_max_step_increase = 0;
-  int contacts_max = 0;
+// the CSV's header: the row's columns, then per free body its pose, per patch body its slots
+static void csv_header(FILE* csv, const mjModel* m, const RunBodies* b) {
+  fprintf(csv,
+          "time,kinetic_J,potential_J,max_penetration_m,ncontact,nstick,nslide,nbreak,"
+          "solver_iterations,solver_status,normal_force_N");
+  static const char* suffix[7] = {"x", "y", "z", "qw", "qx", "qy", "qz"};
+  for (int i = 0; i < b->nfree; i++) {
+    const char* name = mj_id2name(m, mjOBJ_BODY, b->free_body[i]);
+    for (int k = 0; k < 7; k++) {
+      if (name)
+        fprintf(csv, ",%s_%s", name, suffix[k]);
+      else
+        fprintf(csv, ",body%d_%s", b->free_body[i], suffix[k]);
+    }
+  }
+  for (int i = 0; i < b->npatch_body; i++) {
+    const char* name = mj_id2name(m, mjOBJ_BODY, b->patch_body[i]);
+    for (int k = 0; k < CUSP_PATCH_NSLOT; k++) {
+      if (name)
+        fprintf(csv, ",%s_%s", name, cusp_patch_slot_names[k]);
+      else
+        fprintf(csv, ",body%d_%s", b->patch_body[i], cusp_patch_slot_names[k]);
+    }
+  }
+  fprintf(csv, "\n");
+}
+
+// one CSV row: the step's row, the free bodies' poses (7 each), the patch slots
+static void csv_row(FILE* csv, const Row* r, const mjtNum* pose, int npose, const mjtNum* patch,
+                    int npatch_slot) {
+  fprintf(csv, "%.9g,%.17g,%.17g,%.9g,%d,%d,%d,%d,%d,%d,%.9g", r->time, r->kinetic, r->potential,
+          r->penetration, r->ncontact, r->nstick, r->nslide, r->nbreak, r->iterations, r->status,
+          r->normal_force);
+  for (int i = 0; i < npose; i++) fprintf(csv, ",%.17g", pose[i]);
+  for (int i = 0; i < npatch_slot; i++) fprintf(csv, ",%.17g", patch[i]);
+  fprintf(csv, "\n");
+}
+
+// what the summary reports of the stepping
+typedef struct RunStats_ {
+  long nstep;                 // steps taken
+  double wall;                // s, wall-clock time in mj_step
+  double max_penetration;     // m
+  int contacts_max;
+  double energy_initial, energy_last;                   // J
+  double energy_max_increase, energy_max_step_increase; // J
+  int diverged;               // MuJoCo reset the data after an instability
+  double diverged_at;         // s, the time of the step that diverged
+  int stopped;                // the hook stopped the run
+} RunStats;
+
+// Steps d nstep times (hook, then mj_step), writing a CSV row per step (csv may be NULL). A row
+// is filled after its step's state is known and written once the next step's energies are (MuJoCo
+// computes a state's energy in the following step). MuJoCo resets the data and goes on after an
+// instability (bad qpos, qvel or qacc: a warning is counted and time restarts): that run has
+// failed, so it stops there.
+static void step_run(RunStats* st, FILE* csv, const mjModel* m, mjData* d, const RunBodies* b,
+                     const char* registered, int instance, int stock, long nstep,
+                     cuspSimHook hook, void* hook_arg) {
+  memset(st, 0, sizeof(*st));
   Row pending;
-  mjtNum* pending_pose = (mjtNum*)calloc(7 * nfree + 1, sizeof(mjtNum));
-  int npatch_slot = CUSP_PATCH_NSLOT * npatch_body;
+  mjtNum* pending_pose = (mjtNum*)calloc(7 * b->nfree + 1, sizeof(mjtNum));
+  int npatch_slot = CUSP_PATCH_NSLOT * b->npatch_body;
   mjtNum* pending_patch = (mjtNum*)calloc(npatch_slot + 1, sizeof(mjtNum));
-  // MuJoCo resets the data and goes on after an instability (bad qpos, qvel or qacc: a warning
-  // is counted and time restarts): that run has failed, so stop there and report it
-  int diverged = 0;
-  double diverged_at = 0;
   for (long k = 0; k <= nstep; k++) {
     if (k < nstep) {
       if (hook && hook(hook_arg)) {  // the caller's controller, before the step
-        status = -2;
+        st->stopped = 1;
         nstep = k;
         break;
       }
@@ -178,10 +205,10 @@ int cusp_sim_run(char* json, int json_sz, char* err, int err_sz, const mjModel* 
       double t_before = d->time;
       double t0 = now_seconds();
       mj_step(m, d);
-      wall += now_seconds() - t0;
+      st->wall += now_seconds() - t0;
       if (unstable_warnings(d) > warnings || d->time < t_before) {
-        diverged = 1;
-        diverged_at = t_before;
+        st->diverged = 1;
+        st->diverged_at = t_before;
         nstep = k;
         break;
       }
@@ -191,61 +218,88 @@ int cusp_sim_run(char* json, int json_sz, char* err, int err_sz, const mjModel* 
     // d->energy now holds the energy of the state before this step: complete the pending row
     double energy = d->energy[0] + d->energy[1];
     if (k == 0) {
-      energy_initial = energy;
+      st->energy_initial = energy;
     } else {
       pending.potential = d->energy[0];
       pending.kinetic = d->energy[1];
-      if (energy - energy_initial > energy_max_increase)
-        energy_max_increase = energy - energy_initial;
-      if (energy - energy_last > energy_max_step_increase) {
-        energy_max_step_increase = energy - energy_last;
+      if (energy - st->energy_initial > st->energy_max_increase)
+        st->energy_max_increase = energy - st->energy_initial;
+      if (energy - st->energy_last > st->energy_max_step_increase) {
+        st->energy_max_step_increase = energy - st->energy_last;
       }
-      if (csv) {
-        fprintf(csv, "%.9g,%.17g,%.17g,%.9g,%d,%d,%d,%d,%d,%d,%.9g", pending.time, pending.kinetic,
-                pending.potential, pending.penetration, pending.ncontact, pending.nstick,
-                pending.nslide, pending.nbreak, pending.iterations, pending.status,
-                pending.normal_force);
-        for (int i = 0; i < 7 * nfree; i++) fprintf(csv, ",%.17g", pending_pose[i]);
-        for (int i = 0; i < npatch_slot; i++) fprintf(csv, ",%.17g", pending_patch[i]);
-        fprintf(csv, "\n");
-      }
+      if (csv) csv_row(csv, &pending, pending_pose, 7 * b->nfree, pending_patch, npatch_slot);
     }
-    energy_last = energy;
+    st->energy_last = energy;
     if (k == nstep) break;
     fill_row(&pending, m, d, registered, instance, stock);
-    for (int i = 0; i < nfree; i++) {
-      memcpy(pending_pose + 7 * i, d->qpos + free_qpos[i], 7 * sizeof(mjtNum));
+    for (int i = 0; i < b->nfree; i++) {
+      memcpy(pending_pose + 7 * i, d->qpos + b->free_qpos[i], 7 * sizeof(mjtNum));
     }
     if (npatch_slot) {
       memcpy(pending_patch, d->plugin_state + m->plugin_stateadr[instance] + CUSP_NSTATE,
              npatch_slot * sizeof(mjtNum));
     }
-    if (pending.penetration > max_penetration) max_penetration = pending.penetration;
-    if (pending.ncontact > contacts_max) contacts_max = pending.ncontact;
+    if (pending.penetration > st->max_penetration) st->max_penetration = pending.penetration;
+    if (pending.ncontact > st->contacts_max) st->contacts_max = pending.ncontact;
   }
-  if (csv) fclose(csv);
+  st->nstep = nstep;
+  free(pending_pose);
+  free(pending_patch);
+}
 
-  double failures = 0;
-  char first_failure_s[32] = "null", first_status[32] = "null", worst_status[32] = "null";
-  if (instance >= 0) {
-    failures = d->plugin_state[m->plugin_stateadr[instance] + CUSP_STATE_SOLVER_FAILURES];
-    // d's failures since it was made (the run's: d is fresh); summarised by the caller with
-    // cusp_sim_failure_line, so d does not warn about them again when it is freed
-    cuspInstance* inst = cusp_instance_find(d, instance);
-    if (inst && inst->unreported.failures > 0) {
-      snprintf(first_failure_s, sizeof(first_failure_s), "%.9g", inst->unreported.first_time);
-      snprintf(first_status, sizeof(first_status), "\"%s\"",
-               cusp_lcp_status_string((cuspLcpStatus)inst->unreported.first_status));
-      snprintf(worst_status, sizeof(worst_status), "\"%s\"",
-               cusp_lcp_status_string((cuspLcpStatus)inst->unreported.worst_status));
-    }
-    if (inst) {
-      run_log = inst->unreported;
-      memset(&inst->unreported, 0, sizeof(inst->unreported));
-    }
+// the failed solves of d's cusp.contact instance since d was made (the run's: d is fresh) as the
+// summary's fields (JSON values, "null" when none); they move to run_log, summarised by the caller
+// with cusp_sim_failure_line, so d does not warn about them again when it is freed
+static double take_failures(char first_time[32], char first_status[32], char worst_status[32],
+                            const mjModel* m, mjData* d, int instance) {
+  snprintf(first_time, 32, "null");
+  snprintf(first_status, 32, "null");
+  snprintf(worst_status, 32, "null");
+  if (instance < 0) return 0;
+  double failures = d->plugin_state[m->plugin_stateadr[instance] + CUSP_STATE_SOLVER_FAILURES];
+  cuspInstance* inst = cusp_instance_find(d, instance);
+  if (inst && inst->unreported.failures > 0) {
+    snprintf(first_time, 32, "%.9g", inst->unreported.first_time);
+    snprintf(first_status, 32, "\"%s\"",
+             cusp_lcp_status_string((cuspLcpStatus)inst->unreported.first_status));
+    snprintf(worst_status, 32, "\"%s\"",
+             cusp_lcp_status_string((cuspLcpStatus)inst->unreported.worst_status));
   }
+  if (inst) {
+    run_log = inst->unreported;
+    memset(&inst->unreported, 0, sizeof(inst->unreported));
+  }
+  return failures;
+}
+
+int cusp_sim_run(char* json, int json_sz, char* err, int err_sz, const mjModel* m, mjData* d,
+                 const char* registered, int stock, const char* scene, double seconds,
+                 const char* csv_path, cuspSimHook hook, void* hook_arg) {
+  memset(&run_log, 0, sizeof(run_log));
+  if (m->nkey > 0) mj_resetDataKeyframe(m, d, 0);  // initial state (e.g. velocities) of the scene
+  int instance = stock ? -1 : cusp_find_instance(m);
+  RunBodies b;
+  if (run_bodies(&b, err, err_sz, m, instance, scene)) return -1;
+  FILE* csv = NULL;
+  if (csv_path) {
+    csv = fopen(csv_path, "w");
+    if (!csv) {
+      snprintf(err, err_sz, "cannot write %s", csv_path);
+      run_bodies_free(&b);
+      return -1;
+    }
+    csv_header(csv, m, &b);
+  }
+  RunStats st;
+  step_run(&st, csv, m, d, &b, registered, instance, stock, lround(seconds / m->opt.timestep),
+           hook, hook_arg);
+  if (csv) fclose(csv);
+  run_bodies_free(&b);
+
+  char first_failure_s[32], first_status[32], worst_status[32];
+  double failures = take_failures(first_failure_s, first_status, worst_status, m, d, instance);
   char diverged_at_s[32] = "null";
-  if (diverged) snprintf(diverged_at_s, sizeof(diverged_at_s), "%.9g", diverged_at);
+  if (st.diverged) snprintf(diverged_at_s, sizeof(diverged_at_s), "%.9g", st.diverged_at);
   snprintf(json, json_sz,
            "{\"scene\": \"%s\", \"mode\": \"%s\", \"steps\": %ld, \"sim_seconds\": %.9g, "
            "\"wall_seconds\": %.6g, \"us_per_step\": %.6g, \"max_penetration_m\": %.9g, "
@@ -254,18 +308,16 @@ int cusp_sim_run(char* json, int json_sz, char* err, int err_sz, const mjModel* 
            "\"energy_final_J\": %.12g, \"energy_max_increase_J\": %.12g, "
            "\"energy_max_step_increase_J\": %.12g, \"diverged\": %s, \"diverged_at_s\": %s, "
            "\"timestep\": %.9g, \"mujoco\": \"%s\"}",
-           scene, stock ? "stock" : "cusp", nstep, diverged ? diverged_at : d->time, wall,
-           nstep ? 1e6 * wall / nstep : 0.0, max_penetration, contacts_max, failures,
-           first_failure_s, first_status, worst_status,
-           energy_initial, energy_last, energy_max_increase, energy_max_step_increase,
-           diverged ? "true" : "false", diverged_at_s, m->opt.timestep, mj_versionString());
-  free(pending_pose);
-  free(pending_patch);
-  free(patch_body);
-  free(free_qpos);
-  free(free_body);
-  if (status == -2) snprintf(err, err_sz, "stopped by the step hook at t = %.9g s", d->time);
-  return status;
+           scene, stock ? "stock" : "cusp", st.nstep, st.diverged ? st.diverged_at : d->time,
+           st.wall, st.nstep ? 1e6 * st.wall / st.nstep : 0.0, st.max_penetration,
+           st.contacts_max, failures, first_failure_s, first_status, worst_status,
+           st.energy_initial, st.energy_last, st.energy_max_increase, st.energy_max_step_increase,
+           st.diverged ? "true" : "false", diverged_at_s, m->opt.timestep, mj_versionString());
+  if (st.stopped) {
+    snprintf(err, err_sz, "stopped by the step hook at t = %.9g s", d->time);
+    return -2;
+  }
+  return 0;
 }
 
 int cusp_sim_failure_line(char* out, int out_sz) {

@@ -775,23 +775,22 @@ size_t cusp_patch_detect_worksize(int points, int regions) {
   return scratch_layout(&s, NULL, points, regions);
 }
 
-// Build the patch of object o on surface S from its geoms' points within margin. Returns 1 if a
-// patch was added, 0 if nothing is within margin, -1 out of memory.
-static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const cuspParams* params,
-                         const mjModel* m, const mjData* d, const Object* o, const Surface* S) {
-  int b = o->body;
-  Scratch sc;
-  scratch_layout(&sc, w->scratch, w->points, w->regions);
-  Cand *cand = sc.cand, *tmp = sc.tmp, *clip = sc.clip;
-  int nc = 0, first_geom = -1;
-  mjtNum gmin = INFINITY;
+// The candidate points of object o's geoms on surface S within margin: (t, o) on the surface and
+// gap (m) of each into cand. Returns their number; *first_geom: the geom of the first, *gmin: the
+// least gap (m).
+static int surface_candidates(Cand* cand, int* first_geom, mjtNum* gmin, Scratch* sc,
+                              const cuspConfig* cfg, const mjModel* m, const mjData* d,
+                              const Object* o, const Surface* S) {
+  int nc = 0;
+  *first_geom = -1;
+  *gmin = INFINITY;
   for (int j = 0; j < o->ngeom; j++) {
     int g = o->geom[j];
     if (!patch_capable(m->geom_type[g])) continue;
-    int np = geom_points(sc.pts, geom_point_count(m, g), m, d, g, S->n);
+    int np = geom_points(sc->pts, geom_point_count(m, g), m, d, g, S->n);
     for (int i = 0; i < np; i++) {
       mjtNum r[3];
-      mju_sub3(r, sc.pts + 3 * i, S->c);
+      mju_sub3(r, sc->pts + 3 * i, S->c);
       mjtNum gap = mju_dot3(r, S->n);
       if (gap >= cfg->margin) continue;
       Cand* c = cand + nc++;
@@ -799,62 +798,78 @@ static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const cuspParam
       c->x[1] = mju_dot3(r, S->o);
       c->gap = gap;
       c->geom = g;
-      if (first_geom < 0) first_geom = g;
-      if (gap < gmin) gmin = gap;
+      if (*first_geom < 0) *first_geom = g;
+      if (gap < *gmin) *gmin = gap;
     }
   }
-  if (!nc) return 0;
+  return nc;
+}
 
-  // support feature (for er): points within CUSP_FEATURE_TOL of the deepest, grouped by geom
-  // m: (t, o) and gap of each feature point; every region may grow by 4 points when clipped
-  mjtNum *feat = sc.feat, *feat_gap = sc.feat_gap;
-  const mjtNum** regions = sc.regions;
-  int* counts = sc.counts;
-  int nregion = 0, nfeat = 0;
-  int is_full_cap = -1;  // a single cylinder cap flat on the surface: er = 2R/3 exactly
-  // friction of the patch: the mean over its feature points of their geom's friction with S (the
-  // load shared evenly over the touching feature, as the limit surface assumes: sum mu_i N_i over
-  // N); one geom, or geoms of one friction, give theirs exactly
-  mjtNum mu_sum = 0;
-  int mu_count = 0;
+// the support feature of a patch (for er): per geom, its candidates within CUSP_FEATURE_TOL of
+// the deepest, as a hull (a region), in sc's feat, feat_gap, regions, counts
+typedef struct Feature_ {
+  int nregion;     // regions (one per touching geom)
+  int nfeat;       // points over all regions
+  int full_cap;    // a single cylinder cap flat on the surface (its geom, else -1): er = 2R/3
+  mjtNum mu_sum;   // sum over the feature points of their geom's friction with S
+  int mu_count;
+} Feature;
+
+// The support feature of the candidates cand (nc, least gap gmin): every region may grow by 4
+// points when clipped to a finite face. The patch's friction is the mean over the feature points
+// of their geom's friction with S (the load shared evenly over the touching feature, as the limit
+// surface assumes: sum mu_i N_i over N); one geom, or geoms of one friction, give theirs exactly.
+static void support_feature(Feature* f, Scratch* sc, const Cand* cand, int nc, mjtNum gmin,
+                            const cuspParams* params, const mjModel* m, const Object* o,
+                            const Surface* S) {
+  mjtNum *feat = sc->feat, *feat_gap = sc->feat_gap;
+  f->nregion = f->nfeat = 0;
+  f->full_cap = -1;
+  f->mu_sum = 0;
+  f->mu_count = 0;
   for (int j = 0; j < o->ngeom; j++) {
     int g = o->geom[j];
-    Cand* fc = sc.fc;
+    Cand* fc = sc->fc;
     int nf = 0;
     for (int i = 0; i < nc; i++) {
       if (cand[i].geom == g && cand[i].gap <= gmin + CUSP_FEATURE_TOL) fc[nf++] = cand[i];
     }
     if (!nf) continue;
-    if (m->geom_type[g] == mjGEOM_CYLINDER && nf >= CUSP_NRIM) is_full_cap = g;
-    int nh = hull2(fc, nf, tmp);
+    if (m->geom_type[g] == mjGEOM_CYLINDER && nf >= CUSP_NRIM) f->full_cap = g;
+    int nh = hull2(fc, nf, sc->tmp);
     if (S->finite) {
-      nh = clip_to_face(S, fc, sc.c1, nh);  // the feature inside the face only
+      nh = clip_to_face(S, fc, sc->c1, nh);  // the feature inside the face only
       if (!nh) continue;
     }
-    regions[nregion] = feat + 2 * nfeat;
-    counts[nregion++] = nh;
-    mu_sum += nh * cusp_pair_friction(params, g, S->geom);
-    mu_count += nh;
-    for (int i = 0; i < nh; i++, nfeat++) {
-      feat[2 * nfeat] = fc[i].x[0];
-      feat[2 * nfeat + 1] = fc[i].x[1];
-      feat_gap[nfeat] = fc[i].gap;
+    sc->regions[f->nregion] = feat + 2 * f->nfeat;
+    sc->counts[f->nregion++] = nh;
+    f->mu_sum += nh * cusp_pair_friction(params, g, S->geom);
+    f->mu_count += nh;
+    for (int i = 0; i < nh; i++, f->nfeat++) {
+      feat[2 * f->nfeat] = fc[i].x[0];
+      feat[2 * f->nfeat + 1] = fc[i].x[1];
+      feat_gap[f->nfeat] = fc[i].gap;
     }
   }
-  if (S->finite && !nregion) return 0;  // the body is beside the face, not on it
-  if (nregion > 1) is_full_cap = -1;
+  if (f->nregion > 1) f->full_cap = -1;
+}
 
-  // vertices: hull of the candidates (clipped to a finite face) plus the feature points
-  int nh = hull2(cand, nc, tmp);
+// The patch's vertices into sc->clip: the hull of the candidates (clipped to a finite face) plus
+// the feature points, at most CUSP_PATCH_MAXVERT. Returns their number (0: none on the face).
+static int patch_outline(Scratch* sc, Cand* cand, int nc, const Feature* f, int first_geom,
+                         const Surface* S) {
+  Cand* clip = sc->clip;
+  const mjtNum *feat = sc->feat, *feat_gap = sc->feat_gap;
+  int nh = hull2(cand, nc, sc->tmp);  // cand becomes its hull
   int nv = nh;
   memcpy(clip, cand, nh * sizeof(Cand));
-  if (S->finite) nv = clip_to_face(S, clip, sc.c1, nv);
+  if (S->finite) nv = clip_to_face(S, clip, sc->c1, nv);
   if (!nv) return 0;
   // feature points not already vertices (a rounded bottom touches inside the hull; a point on a
   // hull edge was dropped as collinear), each with its own gap: on a tilted body the feature spans
   // up to CUSP_FEATURE_TOL, and giving every such point the deepest gap pushed them out of the
   // surface (a spurious separating impulse, energy gain at landings)
-  for (int i = 0; i < nfeat; i++) {
+  for (int i = 0; i < f->nfeat; i++) {
     int dup = 0;
     for (int j = 0; j < nv && !dup; j++) {
       dup = fabs(clip[j].x[0] - feat[2 * i]) < 1e-9 && fabs(clip[j].x[1] - feat[2 * i + 1]) < 1e-9;
@@ -886,9 +901,15 @@ static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const cuspParam
     memcpy(clip, keep, sizeof(keep));
     nv = CUSP_PATCH_MAXVERT;
   }
+  return nv;
+}
 
-  cuspPatch* p = new_patch(w);
-  if (!p) return -1;
+// Patch p of body b on S from its nv vertices (sc->clip) and support feature f: frame, vertices
+// and gaps, the rows' reference point, friction, torsion and the limit surface.
+static void fill_surface_patch(cuspPatch* p, Scratch* sc, int nv, const Feature* f,
+                               int first_geom, const cuspParams* params, const mjModel* m, int b,
+                               const Surface* S) {
+  const Cand* clip = sc->clip;
   p->kind = CUSP_PATCH_SURFACE;
   p->body[0] = b;
   p->body[1] = S->body;
@@ -924,14 +945,34 @@ static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const cuspParam
   }
   for (int j = 0; j < 3; j++) p->origin[j] = mean[j] - (gmean - gmin_v) * S->n[j];
   mjtNum centroid[2], er;
-  if (is_full_cap >= 0) {
-    er = 2.0 / 3.0 * m->geom_size[3 * is_full_cap];
+  if (f->full_cap >= 0) {
+    er = 2.0 / 3.0 * m->geom_size[3 * f->full_cap];
   } else {
-    er = multi_mean_distance(centroid, (Region*)sc.region, regions, counts, nregion);
+    er = multi_mean_distance(centroid, (Region*)sc->region, sc->regions, sc->counts, f->nregion);
   }
-  p->mu = mu_count ? mu_sum / mu_count : cusp_pair_friction(params, first_geom, S->geom);
+  p->mu = f->mu_count ? f->mu_sum / f->mu_count : cusp_pair_friction(params, first_geom, S->geom);
   if (point_torsion > 0) er = point_torsion / p->mu;  // MuJoCo's elliptic cone (point_contacts)
   cusp_limit_surface(p->e, params, b, er);
+}
+
+// Build the patch of object o on surface S from its geoms' points within margin. Returns 1 if a
+// patch was added, 0 if nothing is within margin, -1 out of memory.
+static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const cuspParams* params,
+                         const mjModel* m, const mjData* d, const Object* o, const Surface* S) {
+  Scratch sc;
+  scratch_layout(&sc, w->scratch, w->points, w->regions);
+  int first_geom;
+  mjtNum gmin;  // m
+  int nc = surface_candidates(sc.cand, &first_geom, &gmin, &sc, cfg, m, d, o, S);
+  if (!nc) return 0;
+  Feature f;
+  support_feature(&f, &sc, sc.cand, nc, gmin, params, m, o, S);
+  if (S->finite && !f.nregion) return 0;  // the body is beside the face, not on it
+  int nv = patch_outline(&sc, sc.cand, nc, &f, first_geom, S);
+  if (!nv) return 0;
+  cuspPatch* p = new_patch(w);
+  if (!p) return -1;
+  fill_surface_patch(p, &sc, nv, &f, first_geom, params, m, o->body, S);
   return 1;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "assemble/contact_rows.h"
 #include "collide/detect.h"
 #include "config/params.h"
 #include "step/reduction_island.h"
@@ -270,17 +271,6 @@ static int detect(cuspStepWork* w, const mjModel* m, const mjData* d, const cusp
 
 //---------------------------------- assembly -------------------------------------------------------
 
-// relative point Jacobian (3 x nv of the island, row-major) of contact point c: body[0] minus
-// body[1]
-static void relative_jacobian(mjtNum* jrel, mjtNum* scratch, const cuspDynamics* dyn,
-                              const mjModel* m, const mjData* d, const cuspContact* c) {
-  cusp_dynamics_jac(jrel, NULL, dyn, m, d, c->pos, c->body[0]);
-  if (c->body[1] > 0) {
-    cusp_dynamics_jac(scratch, NULL, dyn, m, d, c->pos, c->body[1]);
-    mju_subFrom(jrel, scratch, 3 * dyn->nv);
-  }
-}
-
 // Rows of the island's contacts c[0 .. n) in its reduced coordinates: the relative point Jacobian
 // (3 x nv) is reduced once (3 x nr, J N) and the normal and r friction-direction rows are
 // combinations of its 3 rows; the right-hand sides use the relative velocity of the free motion.
@@ -296,7 +286,7 @@ static void assemble(cuspStepWork* w, cuspDynamics* dyn, const cuspContact* cs, 
   cusp_dynamics_gather(vloc, dyn, d->qvel);
   for (int i = 0; i < n; i++) {
     const cuspContact* c = cs + i;
-    relative_jacobian(jrel, scratch, dyn, m, d, c);
+    cusp_relative_jac(jrel, NULL, scratch, dyn, m, d, c->pos, c->body[0], c->body[1], 0, nv);
     mjtNum vrel[3];  // m/s, velocity of the registered geom's point relative to the other
     mju_mulMatVec(vrel, jrel, vloc, 3, nv);
     cusp_dynamics_reduce(jred, dyn, jrel, 3);
@@ -745,20 +735,21 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
   return rc;
 }
 
-static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d,
-                                      const cuspConfig* cfg) {
-  int nv = m->nv;
-  mjtNum h = m->opt.timestep;
-  for (int s = CUSP_STATE_NCONTACT; s <= CUSP_STATE_STATUS; s++) state[s] = 0;
-  state[CUSP_STATE_MAX_PENETRATION] = 0;
-  state[CUSP_STATE_RCOND_BEFORE] = state[CUSP_STATE_RCOND_AFTER] = 0;
-  state[CUSP_STATE_REDUCED_ISLANDS] = 0;
-  state[CUSP_STATE_STEPS] += 1;
-  mjtNum* slots = state + CUSP_NSTATE;
-  w->work_left = cfg->step_work_budget;
-  w->solve_work = 0;
+// the totals of one step's islands, published in the state
+typedef struct StepTotals_ {
+  int failed;               // islands whose solve failed
+  int worst;                // cuspLcpStatus of the last failure
+  int iterations, kept, reduced, fallbacks;
+  mjtNum max_pen;           // m, deepest penetration of the disk islands (and unmoved patches)
+  mjtNum max_pen_patch;     // m, of the patch islands
+  mjtNum rcond_before, rcond_after;  // smallest over the disk islands
+} StepTotals;
 
-  // 1-2. kinematics at the free configuration q*, detection of disks and patch bodies
+// Kinematics at the free configuration q* (again at the semi-implicit positions if they moved),
+// the broad phase and the detection of disks and patch bodies. Returns the number of patches, or
+// -1 on a failure.
+static int detect_at_free_configuration(cuspStepWork* w, const mjModel* m, mjData* d,
+                                        const cuspConfig* cfg) {
   mj_kinematics(m, d);
   mj_comPos(m, d);
   if (cusp_broadphase(&w->bp, cfg, &w->params, m, d) < 0) return -1;
@@ -773,102 +764,94 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
     npatch = cusp_patch_detect(&w->patch.set, cfg, &w->params, &w->bp, m, d);
     if (npatch < 0) return -1;
   }
+  return npatch;
+}
+
+// An island nothing can move (rc: Mr not positive definite, a failure; or every dof held by
+// equalities, a tool welded to a mocap body, and the step is MuJoCo's alone): its contacts and
+// patches unloaded; the penetration reported is the geometry's at q*, where the step ends.
+static void unmoved_island(StepTotals* tot, cuspStepWork* w, int k, int rc) {
+  int c0 = w->island_contact[k], nck = w->island_contact[k + 1] - c0;
+  int p0 = w->island_patch[k], npk = w->island_patch[k + 1] - p0;
+  unload(w->contacts + c0, nck);
+  for (int i = c0; i < c0 + nck; i++) {
+    w->fn[i] = w->gamma[i] = 0;
+    if (-w->contacts[i].gap > tot->max_pen) tot->max_pen = -w->contacts[i].gap;
+  }
+  if (w->island_flag[k]) {
+    for (int i = p0; i < p0 + npk; i++) {
+      cuspPatch* P = w->patch.set.patch + i;
+      P->Ln = 0;
+      for (int v = 0; v < P->nvert; v++) {
+        if (-P->gap[v] > tot->max_pen) tot->max_pen = -P->gap[v];
+      }
+    }
+  }
+  if (rc) {
+    tot->failed++;
+    tot->worst = CUSP_LCP_NUMERICAL;
+  }
+}
+
+// Island k: its dynamics, the equality drift of its free velocity removed, its contacts solved
+// (the patch MCP if it has patch rows, else the disk LCP); the correction into w->dv, the outcome
+// into tot.
+static void step_island(StepTotals* tot, cuspStepWork* w, int k, const mjModel* m, mjData* d,
+                        const cuspConfig* cfg, const cuspConditionOptions* cond_opt) {
+  mjtNum h = m->opt.timestep;
+  int ndof = w->isl.dofadr[k + 1] - w->isl.dofadr[k];
+  const int* dofs = w->isl.dofs + w->isl.dofadr[k];
+  int c0 = w->island_contact[k], nck = w->island_contact[k + 1] - c0;
+  int p0 = w->island_patch[k], npk = w->island_patch[k + 1] - p0;
+  int patches = w->island_flag[k];  // patch rows: the MCP over the island
+  // 4. dynamics of the island
+  cuspDynamics* dyn = island_dynamics(w, m, k, ndof);
+  int rc = dyn ? cusp_dynamics_update(dyn, m, d, dofs, ndof) : -2;
+  if (rc || dyn->nr == 0) {
+    unmoved_island(tot, w, k, rc);
+    return;
+  }
+  // equality drift of the free velocity removed first (see cusp_dynamics_project), so that the
+  // contact correction below only dissipates; positions stay at q* (the gaps were measured there)
+  if (!dyn->identity) {
+    cusp_dynamics_project(w->dv_drift, dyn, d->qvel);
+    for (int a = 0; a < ndof; a++) d->qvel[dofs[a]] += w->dv_drift[dofs[a]];
+  }
+  // 5-6. assemble and solve the island
+  IslandResult res = {0};
+  if (patches) solve_patch_island(&res, w, dyn, p0, npk, m, d, cfg);
+  else solve_disk_island(&res, w, dyn, c0, nck, m, d, cfg, cond_opt);
+  tot->iterations += res.iterations;
+  tot->kept += res.kept;
+  tot->reduced += res.reduced;
+  tot->fallbacks += res.reduction_fallback;
+  if (!patches) {
+    if (res.rcond_before < tot->rcond_before) tot->rcond_before = res.rcond_before;
+    if (res.rcond_after < tot->rcond_after) tot->rcond_after = res.rcond_after;
+  }
+  if (res.status != CUSP_LCP_SOLVED) {
+    tot->failed++;
+    tot->worst = res.status;
+    // the penetration published is that of the correction applied: a failed iterate scaled
+    // down (even to nothing) leaves the bodies where the scaled correction puts them
+    mjtNum s = limit_failed_correction(w, dyn, k, patches, m, d, cfg);
+    if (s < 1) {
+      res.max_pen = patches ? cusp_patch_penetration(&w->patch, dyn, w->dv, h)
+                            : disk_penetration(w, dyn, c0, nck, s * h);
+    }
+  }
+  if (patches) {
+    if (res.max_pen > tot->max_pen_patch) tot->max_pen_patch = res.max_pen;
+  } else if (res.max_pen > tot->max_pen) {
+    tot->max_pen = res.max_pen;
+  }
+}
+
+// 8. publish: one mode rule for every contact and patch, the counts, the penetration, the
+// totals, the per-body observables; the contacts and patches kept as the next step's history
+static void publish_step(mjtNum* state, cuspStepWork* w, const StepTotals* tot, int npatch,
+                         const cuspConfig* cfg) {
   int nc = w->ncontact;
-  if (nc + npatch == 0) {
-    w->nprev = 0;
-    w->patch.set.npatch = w->patch.nprev = 0;
-    if (cfg->npatch_body) cusp_patch_publish_bodies(slots, &w->patch, cfg);
-    return 0;
-  }
-
-  // 3. islands
-  int ni = group(w, m, d, npatch);
-  if (ni < 0) return -1;
-  warm_start(w);
-  mju_zero(w->dv, nv);
-  int failed = 0, worst = CUSP_LCP_SOLVED, iterations = 0, kept = 0, reduced = 0, fallbacks = 0;
-  mjtNum max_pen = 0, max_pen_patch = 0, rcond_before = INFINITY, rcond_after = INFINITY;
-  for (int k = 0; k < ni; k++) {
-    int ndof = w->isl.dofadr[k + 1] - w->isl.dofadr[k];
-    const int* dofs = w->isl.dofs + w->isl.dofadr[k];
-    int c0 = w->island_contact[k], nck = w->island_contact[k + 1] - c0;
-    int p0 = w->island_patch[k], npk = w->island_patch[k + 1] - p0;
-    int patches = w->island_flag[k];  // patch rows: the MCP over the island
-    // 4. dynamics of the island
-    cuspDynamics* dyn = island_dynamics(w, m, k, ndof);
-    int rc = dyn ? cusp_dynamics_update(dyn, m, d, dofs, ndof) : -2;
-    if (rc || dyn->nr == 0) {
-      // rc: Mr not positive definite (a failure); nr == 0: every dof held by equalities (a tool
-      // welded to a mocap body), no impulse can move anything and the step is MuJoCo's alone
-      // nothing moves: the penetration reported is the geometry's at q*, where the step ends
-      unload(w->contacts + c0, nck);
-      for (int i = c0; i < c0 + nck; i++) {
-        w->fn[i] = w->gamma[i] = 0;
-        if (-w->contacts[i].gap > max_pen) max_pen = -w->contacts[i].gap;
-      }
-      if (patches) {
-        for (int i = p0; i < p0 + npk; i++) {
-          cuspPatch* P = w->patch.set.patch + i;
-          P->Ln = 0;
-          for (int v = 0; v < P->nvert; v++) {
-            if (-P->gap[v] > max_pen) max_pen = -P->gap[v];
-          }
-        }
-      }
-      if (rc) {
-        failed++;
-        worst = CUSP_LCP_NUMERICAL;
-      }
-      continue;
-    }
-    // equality drift of the free velocity removed first (see cusp_dynamics_project), so that the
-    // contact correction below only dissipates; positions stay at q* (the gaps were measured there)
-    if (!dyn->identity) {
-      cusp_dynamics_project(w->dv_drift, dyn, d->qvel);
-      for (int a = 0; a < ndof; a++) d->qvel[dofs[a]] += w->dv_drift[dofs[a]];
-    }
-    // 5-6. assemble and solve the island
-    IslandResult res = {0};
-    if (patches) solve_patch_island(&res, w, dyn, p0, npk, m, d, cfg);
-    else solve_disk_island(&res, w, dyn, c0, nck, m, d, cfg, &w->cond_opt);
-    iterations += res.iterations;
-    kept += res.kept;
-    reduced += res.reduced;
-    fallbacks += res.reduction_fallback;
-    if (!patches) {
-      if (res.rcond_before < rcond_before) rcond_before = res.rcond_before;
-      if (res.rcond_after < rcond_after) rcond_after = res.rcond_after;
-    }
-    if (res.status != CUSP_LCP_SOLVED) {
-      failed++;
-      worst = res.status;
-      // the penetration published is that of the correction applied: a failed iterate scaled
-      // down (even to nothing) leaves the bodies where the scaled correction puts them
-      mjtNum s = limit_failed_correction(w, dyn, k, patches, m, d, cfg);
-      if (s < 1) {
-        res.max_pen = patches ? cusp_patch_penetration(&w->patch, dyn, w->dv, h)
-                              : disk_penetration(w, dyn, c0, nck, s * h);
-      }
-    }
-    if (patches) {
-      if (res.max_pen > max_pen_patch) max_pen_patch = res.max_pen;
-    } else if (res.max_pen > max_pen) {
-      max_pen = res.max_pen;
-    }
-  }
-  // contacts on nothing movable (a disk of a static body) stay unloaded
-  unload(w->contacts + w->island_contact[ni], nc - w->island_contact[ni]);
-
-  // 7. correction of every island at once: v = v* + dv, q = q* (+) h dv
-  mju_addTo(d->qvel, w->dv, nv);
-  mj_integratePos(m, d->qpos, w->dv, h);
-  // a failed step's penetration is measured again where the bodies now are: its correction (a
-  // scaled failed iterate) can turn a disk far enough that the deepest point is none of the
-  // contact points detected at q*
-  if (failed && nc) max_pen = disk_penetration_at(w, m, d, cfg);
-  if (max_pen_patch > max_pen) max_pen = max_pen_patch;
-
-  // 8. publish: one mode rule, counts, penetration, per-body observables
   int nmode[3] = {0, 0, 0};  // break, stick, slide (cuspContactMode)
   for (int i = 0; i < nc; i++) {
     cuspContact* c = w->contacts + i;
@@ -885,22 +868,66 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
     }
   }
   state[CUSP_STATE_NCONTACT] = nc + npatch;
-  state[CUSP_STATE_NKEPT] = kept;
+  state[CUSP_STATE_NKEPT] = tot->kept;
   state[CUSP_STATE_NSTICK] = nmode[CUSP_MODE_STICK];
   state[CUSP_STATE_NSLIDE] = nmode[CUSP_MODE_SLIDE];
   state[CUSP_STATE_NBREAK] = nmode[CUSP_MODE_BREAK];
-  state[CUSP_STATE_ITERATIONS] = iterations;
-  state[CUSP_STATE_STATUS] = worst;
-  state[CUSP_STATE_MAX_PENETRATION] = max_pen;
-  state[CUSP_STATE_SOLVER_FAILURES] += failed;
-  state[CUSP_STATE_RCOND_BEFORE] = isfinite(rcond_before) ? rcond_before : 0;
-  state[CUSP_STATE_RCOND_AFTER] = isfinite(rcond_after) ? rcond_after : 0;
-  state[CUSP_STATE_REDUCED_ISLANDS] = reduced;
-  state[CUSP_STATE_REDUCTION_FALLBACKS] += fallbacks;
+  state[CUSP_STATE_ITERATIONS] = tot->iterations;
+  state[CUSP_STATE_STATUS] = tot->worst;
+  state[CUSP_STATE_MAX_PENETRATION] = tot->max_pen;
+  state[CUSP_STATE_SOLVER_FAILURES] += tot->failed;
+  state[CUSP_STATE_RCOND_BEFORE] = isfinite(tot->rcond_before) ? tot->rcond_before : 0;
+  state[CUSP_STATE_RCOND_AFTER] = isfinite(tot->rcond_after) ? tot->rcond_after : 0;
+  state[CUSP_STATE_REDUCED_ISLANDS] = tot->reduced;
+  state[CUSP_STATE_REDUCTION_FALLBACKS] += tot->fallbacks;
   w->solve_work = cfg->step_work_budget - w->work_left;
-  if (cfg->npatch_body) cusp_patch_publish_bodies(slots, &w->patch, cfg);
+  if (cfg->npatch_body) cusp_patch_publish_bodies(state + CUSP_NSTATE, &w->patch, cfg);
   remember(w);
   if (w->patch.set.npatch) memcpy(w->patch.prev, w->patch.set.patch, w->patch.set.npatch * sizeof(cuspPatch));
   w->patch.nprev = w->patch.set.npatch;
-  return failed ? -1 : 0;
+}
+
+static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d,
+                                      const cuspConfig* cfg) {
+  int nv = m->nv;
+  mjtNum h = m->opt.timestep;
+  for (int s = CUSP_STATE_NCONTACT; s <= CUSP_STATE_STATUS; s++) state[s] = 0;
+  state[CUSP_STATE_MAX_PENETRATION] = 0;
+  state[CUSP_STATE_RCOND_BEFORE] = state[CUSP_STATE_RCOND_AFTER] = 0;
+  state[CUSP_STATE_REDUCED_ISLANDS] = 0;
+  state[CUSP_STATE_STEPS] += 1;
+  w->work_left = cfg->step_work_budget;
+  w->solve_work = 0;
+
+  // 1-2. kinematics at the free configuration q*, detection of disks and patch bodies
+  int npatch = detect_at_free_configuration(w, m, d, cfg);
+  if (npatch < 0) return -1;
+  int nc = w->ncontact;
+  if (nc + npatch == 0) {
+    w->nprev = 0;
+    w->patch.set.npatch = w->patch.nprev = 0;
+    if (cfg->npatch_body) cusp_patch_publish_bodies(state + CUSP_NSTATE, &w->patch, cfg);
+    return 0;
+  }
+
+  // 3. islands, 4-6. each solved
+  int ni = group(w, m, d, npatch);
+  if (ni < 0) return -1;
+  warm_start(w);
+  mju_zero(w->dv, nv);
+  StepTotals tot = {.worst = CUSP_LCP_SOLVED, .rcond_before = INFINITY, .rcond_after = INFINITY};
+  for (int k = 0; k < ni; k++) step_island(&tot, w, k, m, d, cfg, &w->cond_opt);
+  // contacts on nothing movable (a disk of a static body) stay unloaded
+  unload(w->contacts + w->island_contact[ni], nc - w->island_contact[ni]);
+
+  // 7. correction of every island at once: v = v* + dv, q = q* (+) h dv
+  mju_addTo(d->qvel, w->dv, nv);
+  mj_integratePos(m, d->qpos, w->dv, h);
+  // a failed step's penetration is measured again where the bodies now are: its correction (a
+  // scaled failed iterate) can turn a disk far enough that the deepest point is none of the
+  // contact points detected at q*
+  if (tot.failed && nc) tot.max_pen = disk_penetration_at(w, m, d, cfg);
+  if (tot.max_pen_patch > tot.max_pen) tot.max_pen = tot.max_pen_patch;
+  publish_step(state, w, &tot, npatch, cfg);
+  return tot.failed ? -1 : 0;
 }

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import cusp
+from scene_util import load_xml, with_config
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 ARM7 = REPO / "mjcf" / "avoid_arm7.xml"
@@ -29,20 +30,11 @@ STARTED, STEPS, FAILURES, ROWS, ACTIVE, MIN_DISTANCE, TRACK_ERROR, STATUS = rang
 
 def arm7_xml(**config):
     """The scene's text with config keys of the cusp.avoid instance replaced or added."""
-    xml = ARM7.read_text()
-    for key, value in config.items():
-        if f'key="{key}"' in xml:
-            xml = re.sub(f'key="{key}" value="[^"]*"', f'key="{key}" value="{value}"', xml)
-        else:
-            xml = xml.replace('<config key="tool"',
-                              f'<config key="{key}" value="{value}"/><config key="tool"', 1)
-    return xml
+    return with_config(ARM7.read_text(), "tool", **config)
 
 
 def load_arm7(**config):
-    cusp.load()
-    m = mujoco.MjModel.from_xml_string(arm7_xml(**config))
-    return m, mujoco.MjData(m)
+    return load_xml(arm7_xml(**config))
 
 
 def target_at(t):
@@ -186,14 +178,7 @@ LEAN = REPO / "mjcf" / "inverse_lean.xml"
 
 
 def lean_xml(**config):
-    xml = LEAN.read_text()
-    for key, value in config.items():
-        if f'key="{key}"' in xml:
-            xml = re.sub(f'key="{key}" value="[^"]*"', f'key="{key}" value="{value}"', xml)
-        else:
-            xml = xml.replace('<config key="targets"',
-                              f'<config key="{key}" value="{value}" /><config key="targets"', 1)
-    return xml
+    return with_config(LEAN.read_text(), "targets", **config)
 
 
 @pytest.mark.parametrize("key,value,expect", [
@@ -255,12 +240,7 @@ def run_push(**config):
     """The tool's target runs straight through the pole to the back of the block (2 s), then
     0.17 m along x (3 s); returns the smallest tool-pole distance from mj_geomDistance (m) and
     the block's final position."""
-    cusp.load()
-    xml = PUSH.read_text()
-    for key, value in config.items():
-        xml = re.sub(f'key="{key}" value="[^"]*"', f'key="{key}" value="{value}"', xml)
-    m = mujoco.MjModel.from_xml_string(xml)
-    d = mujoco.MjData(m)
+    m, d = load_xml(with_config(PUSH.read_text(), "tool", **config))
     way = np.array([[-0.3, 0, 0.025], [-0.07, 0, 0.025], [0.1, 0, 0.025]])
     tool, pole, fromto = m.geom("tool").id, m.geom("pole").id, np.zeros(6)
     low = np.inf
@@ -299,9 +279,7 @@ def test_inverse_reaches_while_touching_the_box_and_ignoring_contact_misses():
     ignored is still more than 50 mm away (measured 115 mm)."""
     errors = {}
     for contact in ("cusp", "ignore"):
-        cusp.load()
-        m = mujoco.MjModel.from_xml_string(lean_xml(contact=contact))
-        d = mujoco.MjData(m)
+        m, d = load_xml(lean_xml(contact=contact))
         for _ in range(25000):
             mujoco.mj_step(m, d)
         tip = m.site("arm_disk21_c0").id
@@ -329,11 +307,7 @@ def test_inverse_predicts_the_load_the_box_carries():
     contact ignored is more than 10 mm off (measured 26 mm, still moving)."""
     errors = {}
     for contact in ("cusp", "ignore"):
-        cusp.load()
-        xml = LOADED.read_text().replace(
-            '<config key="targets"', f'<config key="contact" value="{contact}" /><config key="targets"', 1)
-        m = mujoco.MjModel.from_xml_string(xml)
-        d = mujoco.MjData(m)
+        m, d = load_xml(with_config(LOADED.read_text(), "targets", contact=contact))
         for _ in range(25000):
             mujoco.mj_step(m, d)
         tip = m.site("arm_disk21_c0").id
@@ -367,11 +341,7 @@ HOLD = REPO / "mjcf" / "inverse_hold.xml"
 def run_hold(contact, seconds=1.2, release=0.6):
     """The holding scene with the shelf lowered at 5 cm/s from `release` (s); returns the model,
     the data and the parcel's lowest height (m) after the release."""
-    cusp.load()
-    xml = HOLD.read_text().replace(
-        '<config key="targets"', f'<config key="contact" value="{contact}" /><config key="targets"', 1)
-    m = mujoco.MjModel.from_xml_string(xml)
-    d = mujoco.MjData(m)
+    m, d = load_xml(with_config(HOLD.read_text(), "targets", contact=contact))
     shelf = m.body("shelf").mocapid[0]
     s0 = d.mocap_pos[shelf].copy()
     parcel = m.body("parcel").id

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import cusp
+from scene_util import load_xml
 import rigid_scenes as rs
 
 INTEGRATORS = [("Euler", 0.002), ("implicitfast", 0.002), ("RK4", 0.002), ("implicitfast", 0.001),
@@ -20,12 +21,7 @@ INTEGRATORS = [("Euler", 0.002), ("implicitfast", 0.002), ("RK4", 0.002), ("impl
 
 
 def _load(xml):
-    m = mujoco.MjModel.from_xml_string(xml)
-    d = mujoco.MjData(m)
-    if m.nkey:
-        mujoco.mj_resetDataKeyframe(m, d, 0)
-    mujoco.mj_forward(m, d)
-    return m, d
+    return load_xml(xml, keyframe=True, forward=True)
 
 
 def _slot(d, name):

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import cusp
+from scene_util import energy
 
 G = 9.81
 NSTATE = len(cusp.slot_names())  # counters, plugin/state.h (read from the library)
@@ -38,21 +39,6 @@ def obs(m, d):
 
 def counters(m, d):
     return d.plugin_state[m.plugin_stateadr[0]:][:NSTATE]
-
-
-def total_energy(m, d, scratch):
-    """Kinetic + potential energy (J) of the state (qpos, qvel) of d. After mj_step, d's own
-    kinematics are those of the free configuration q* (cusp's detection ran there) and its mass
-    matrix that of the previous state, so mj_energyPos/Vel on d would mix states (an apparent
-    m g h dv_z = 1e-3 J "gain" after each impact); they are recomputed on scratch at (qpos, qvel)."""
-    scratch.qpos[:] = d.qpos
-    scratch.qvel[:] = d.qvel
-    mujoco.mj_kinematics(m, scratch)
-    mujoco.mj_comPos(m, scratch)
-    mujoco.mj_crb(m, scratch)
-    mujoco.mj_energyPos(m, scratch)
-    mujoco.mj_energyVel(m, scratch)
-    return scratch.energy.sum()
 
 
 def test_block_at_rest_ecp_under_com():
@@ -230,11 +216,11 @@ def test_no_energy_gain_without_actuation(scene):
         d.qvel[0] = 0.5 if scene == "slide" else 0.0
         d.qvel[5] = 10.0
     scratch = mujoco.MjData(m)
-    e_prev = total_energy(m, d, scratch)
+    e_prev = energy(m, d, scratch)
     worst = -1.0
     for i in range(1500):
         mujoco.mj_step(m, d)
-        e = total_energy(m, d, scratch)
+        e = energy(m, d, scratch)
         worst = max(worst, e - e_prev)
         e_prev = e
     print(f"largest energy increase in one step: {worst:.3e} J")

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import cusp
+from scene_util import energy
 
 G = 9.81
 NSTATE = len(cusp.slot_names())  # counters, plugin/state.h (read from the library)
@@ -34,19 +35,6 @@ def slots(m, d, i=0):
 
 def counters(m, d):
     return d.plugin_state[m.plugin_stateadr[0]:][:NSTATE]
-
-
-def energy(m, d, scratch):
-    """Kinetic + potential energy (J) of (qpos, qvel), kinematics recomputed (after mj_step d's own
-    kinematics are those of the free configuration q*)."""
-    scratch.qpos[:] = d.qpos
-    scratch.qvel[:] = d.qvel
-    mujoco.mj_kinematics(m, scratch)
-    mujoco.mj_comPos(m, scratch)
-    mujoco.mj_crb(m, scratch)
-    mujoco.mj_energyPos(m, scratch)
-    mujoco.mj_energyVel(m, scratch)
-    return scratch.energy.sum()
 
 
 def tool_off(m, d):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import cusp
+from scene_util import load_xml
 import mujoco
 from cusp import mjcf_gen
 
@@ -17,11 +18,7 @@ INTEGRATORS = ["Euler", "implicit", "implicitfast", "RK4"]
 
 
 def _load(xml: str):
-    cusp.load()
-    m = mujoco.MjModel.from_xml_string(xml)
-    d = mujoco.MjData(m)
-    mujoco.mj_forward(m, d)
-    return m, d
+    return load_xml(xml, forward=True)
 
 
 def _state(m, d):
