@@ -254,7 +254,7 @@ def test_mujoco_studio_native_window_with_the_installed_cusp_panel(venv, tmp_pat
     (Python 3.11 here: the plugin file provides what Studio's Filament renderer needs of 3.12):
     the native window shows the installed package's markers and panel (test_studio.py's
     screenshot checks) and maps the installed libcusp.so."""
-    from test_studio import BOX_XML, check_studio_screenshot, studio_screenshot
+    from test_studio import BOX_XML, check_studio_screenshot, studio_screenshot_relaunched
 
     python = venv / "venv" / "bin" / "python"
     done = subprocess.run([str(python), "-m", "cusp", "studio", "--plugin-file"], text=True,
@@ -264,11 +264,11 @@ def test_mujoco_studio_native_window_with_the_installed_cusp_panel(venv, tmp_pat
     assert venv / "venv" / "lib" in plugin_file.parents and plugin_file.name == "studio.py"
     scene = tmp_path / "box.xml"
     scene.write_text(BOX_XML)
-    image = studio_screenshot([str(venv / "venv" / "bin" / "mujoco-studio"), str(scene),
-                               "--gfx=opengl_software", f"--plugins={plugin_file}"], tmp_path,
-                              clean_env())
+    image, workdir = studio_screenshot_relaunched(
+        [str(venv / "venv" / "bin" / "mujoco-studio"), str(scene), "--gfx=opengl_software",
+         f"--plugins={plugin_file}"], tmp_path, clean_env())
     check_studio_screenshot(image)
-    assert "cusp/libcusp.so" in (tmp_path / "maps.txt").read_text()
+    assert "cusp/libcusp.so" in (workdir / "maps.txt").read_text()
 
 
 def test_pyproject_pins_the_mujoco_of_mujoco_version():
