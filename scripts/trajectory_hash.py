@@ -16,7 +16,6 @@ import glob
 import hashlib
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,8 @@ import mujoco
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MJCF = os.path.join(ROOT, "mjcf")
+sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
+from scene_util import with_config  # noqa: E402  the tests' one config-key editor
 
 
 def update(h, m, d):
@@ -51,16 +52,9 @@ def scene_hash(path, steps):
 
 
 def with_keys(path, anchor, **config):
-    """The scene's text with config keys replaced, or added before the key `anchor`."""
+    """The scene's model with config keys replaced, or added before the key `anchor`."""
     with open(os.path.join(MJCF, path)) as f:
-        xml = f.read()
-    for key, value in config.items():
-        if f'key="{key}"' in xml:
-            xml = re.sub(f'key="{key}" value="[^"]*"', f'key="{key}" value="{value}"', xml)
-        else:
-            xml = xml.replace(f'<config key="{anchor}"',
-                              f'<config key="{key}" value="{value}" /><config key="{anchor}"', 1)
-    return mujoco.MjModel.from_xml_string(xml)
+        return mujoco.MjModel.from_xml_string(with_config(f.read(), anchor, **config))
 
 
 # ---- controller runs (the paths of tests/python/test_control_plugins.py) ---------------------
