@@ -843,9 +843,6 @@ static void nonzero_range(int range[2], const mjtNum* row, int n) {
   range[1] = hi;
 }
 
-static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cuspConfig* cfg,
-                       const mjModel* m, const mjData* d, cuspDynamics* dyn, mjtNum h);
-
 //---------------------------------- structure of the island ----------------------------------------
 
 // The Newton matrices of an island are band matrices once its patches are ordered along the
@@ -1149,22 +1146,12 @@ static void drop_duplicate_points(cuspPatchWork* w) {
   }
 }
 
-int cusp_patch_solve(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, int first, int count,
-                     const cuspConfig* cfg, const mjModel* m, const mjData* d, cuspDynamics* dyn,
-                     mjtNum h) {
-  // the island's patches: a view into this step's set while it is solved
-  w->island = w->set.patch + first;
-  w->nisland = count;
-  order_patches(w, m);
-  return solve_range(w, dv, max_pen, cfg, m, d, dyn, h);
-}
+//---------------------------------- the island's problem ------------------------------------------
 
-static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cuspConfig* cfg,
-                       const mjModel* m, const mjData* d, cuspDynamics* dyn, mjtNum h) {
-  int nv = dyn->nv;  // rows over the island's dofs
-  mjtNum* vloc = w->dv;  // (nv) the island's free velocity, later its correction
-  cusp_dynamics_gather(vloc, dyn, d->qvel);
-  // layout
+// row_of, z_of (island patch i's first row and unknown, i <= nisland), zpatch (the patch of each
+// unknown), nrows, nz; the workspace sized for them. Returns 0, or CUSP_LCP_NUMERICAL when it
+// cannot be sized.
+static int island_layout(cuspPatchWork* w) {
   int nrows = 0, nz = 0;
   for (int i = 0; i < w->nisland; i++) {
     w->row_of[i] = nrows;
@@ -1180,14 +1167,18 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   }
   w->nrows = nrows;
   w->nz = nz;
-  w->eval_valid = 0;  // a new problem (rows, W, free velocities)
-  w->prox = 0;
-  *max_pen = 0;
-  if (!w->nisland) return 0;
+  return 0;
+}
 
-  // rows, free velocities and gap terms; rspan[4a], rspan[4a + 1]: the columns row a is
-  // written at (outside them the buffers hold stale numbers, never read)
-  int* span = w->rspan;  // row a of Jr: [span[4a], span[4a+1]); of X: [span[4a+2], span[4a+3])
+// The rows J (nrows x nv, row-major) of every patch, the free row velocities ub (J v*, v* the
+// island's free velocity in w->dv) and the right-hand sides ub0 (the gap stabilisation on the
+// normal rows); rspan[4a], rspan[4a + 1]: the columns row a is written at (outside them the
+// buffers hold stale numbers, never read)
+static void island_rows(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* m,
+                        const mjData* d, const cuspDynamics* dyn, mjtNum h) {
+  int nv = dyn->nv;
+  const mjtNum* vloc = w->dv;  // (nv)
+  int* span = w->rspan;
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
     mjtNum* J = w->J + (size_t)w->row_of[i] * nv;
@@ -1206,8 +1197,14 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
       w->ub0[w->row_of[i] + r] = vfree;
     }
   }
-  // Delassus W = Jr Mr^-1 Jr^T and X = Mr^-1 Jr^T (rows)
-  int nr = dyn->nr;
+}
+
+// The reduced rows Jr (nrows x nr, row-major) and X = Mr^-1 Jr^T (its rows), with the columns
+// each can be nonzero at: row a of Jr in [rspan[4a], rspan[4a + 1]), of X in [rspan[4a + 2],
+// rspan[4a + 3])
+static void reduced_rows(cuspPatchWork* w, cuspDynamics* dyn) {
+  int nv = dyn->nv, nr = dyn->nr, nrows = w->nrows;
+  int* span = w->rspan;
   if (dyn->identity) {
     // Jr = J; X_a = Mr^-1 Jr_a over the diagonal blocks of L that row a's columns touch (Mr is
     // block diagonal over the island's trees: a row costs its bodies' dofs, not the island's)
@@ -1242,10 +1239,13 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
       }
     }
   }
-  // W_ab = Jr_a . X_b over the columns where both can be nonzero: a row touches one or two
-  // bodies, and with many bodies in one island (a stack) Mr is block diagonal, so most pairs of
-  // rows share no column (exact zeros skipped: the same sums in the same order)
-  couple_patches(w);
+}
+
+// Delassus W = Jr Mr^-1 Jr^T (nrows x nrows) over the rows couple_patches found coupled (hull),
+// its diagonal w_diag, and span[2a], span[2a + 1]: the nonzero column range of row a of W
+static void delassus(cuspPatchWork* w, int nr) {
+  int nrows = w->nrows;
+  const int* span = w->rspan;
   // only the entries of W over each row's hull are set (and read: the others are exact zeros)
   for (int i = 0; i < w->nisland; i++) {
     int lo = w->hull[2 * i], hi = w->hull[2 * i + 1];
@@ -1253,8 +1253,9 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
       memset(w->W + (size_t)a * nrows + lo, 0, (size_t)(hi - lo) * sizeof(mjtNum));
     }
   }
-  mjtNum diag = 0;
-  int ndiag = 0;
+  // W_ab = Jr_a . X_b over the columns where both can be nonzero: a row touches one or two
+  // bodies, and with many bodies in one island (a stack) Mr is block diagonal, so most pairs of
+  // rows share no column (exact zeros skipped: the same sums in the same order)
   for (int i = 0; i < w->nisland; i++) {
     int hi_b = w->hull[2 * i + 1];
     for (int a = w->row_of[i]; a < w->row_of[i + 1]; a++) {
@@ -1270,8 +1271,8 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
       }
     }
   }
-  // w->span[2a], w->span[2a + 1]: the nonzero column range of row a of W (the rows of a body
-  // touch the rows of its neighbours only): ub = ub0 + W p and dub/dz skip the rest
+  // the rows of a body touch the rows of its neighbours only: ub = ub0 + W p and dub/dz skip
+  // the rest
   for (int i = 0; i < w->nisland; i++) {
     int lo = w->hull[2 * i], hi = w->hull[2 * i + 1];
     for (int a = w->row_of[i]; a < w->row_of[i + 1]; a++) {
@@ -1282,7 +1283,15 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
       w->w_diag[a] = w->W[(size_t)a * nrows + a];
     }
   }
-  band_layout(w);
+}
+
+// Each patch's stiffness scale k (its vertices over the sum of their W diagonals), the island's
+// k_ref (the mean normal diagonal, inverted: a patch without normal mobility takes it) and its
+// impulse scale p_ref (the impulse of gravity over one step at k_ref)
+static void island_scales(cuspPatchWork* w, const mjModel* m, mjtNum h) {
+  int nrows = w->nrows;
+  mjtNum diag = 0;
+  int ndiag = 0;
   for (int i = 0; i < w->nisland; i++) {
     cuspPatch* P = w->island + i;
     mjtNum own = 0;
@@ -1301,18 +1310,15 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     if (!(w->island[i].k > 0)) w->island[i].k = w->k_ref;
   }
   w->p_ref = w->k_ref * fmax(gravity * h, 1e-4);
-  hold_immobile_rows(w, h);
-  // Statically indeterminate contact (several contacts on one body: fingertips, a face on a face,
-  // a stack; the vertical friction on the shared face of two pushed blocks) leaves W singular and
-  // the impulses non-unique; the proximal-point loop (solve_proximal) makes every Newton matrix
-  // regular with W + prox I and lets the term vanish at the answer, so the physics there is exact.
+}
 
-  // bounds and warm start; a vertex no impulse can move (inert_row) carries none, and neither
-  // does a friction row along which the bodies cannot move (a planar object's contact, tangent
-  // across its plane: W_tt = 0, so its friction unknown would only make the Newton matrix
-  // singular: every step a Levenberg-Marquardt step, the proximal term no help, W being 0 there)
-  set_vertex_offsets(w);
-  int warm = 0;  // some patch starts from the previous step's answer
+// Bounds and starting point of the unknowns; returns 1 if some patch starts from the previous
+// step's answer. A vertex no impulse can move (inert_row) carries none, and neither does a
+// friction row along which the bodies cannot move (a planar object's contact, tangent across its
+// plane: W_tt = 0, so its friction unknown would only make the Newton matrix singular: every step
+// a Levenberg-Marquardt step, the proximal term no help, W being 0 there).
+static int start_unknowns(cuspPatchWork* w, const cuspConfig* cfg) {
+  int warm = 0;
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
     int z0 = w->z_of[i], K = P->nvert, ny = 2 + has_torsion(P);
@@ -1332,9 +1338,12 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
       w->z[z0 + k] = fmin(fmax(w->z[z0 + k], w->lo[z0 + k]), w->hi[z0 + k]);
     }
   }
-  drop_duplicate_points(w);
-  // scaled unknowns: normal impulses relative to the heaviest patch of the island (its impulses
-  // keep their units; a 1e-9 kg box's are raised to velocities of the same size), friction as is
+  return warm;
+}
+
+// Scaled unknowns: normal impulses relative to the heaviest patch of the island (its impulses
+// keep their units; a 1e-9 kg box's are raised to velocities of the same size), friction as is
+static void scale_unknowns(cuspPatchWork* w) {
   mjtNum kmax = 0;
   for (int i = 0; i < w->nisland; i++) kmax = fmax(kmax, w->island[i].k);
   for (int i = 0; i < w->nisland; i++) {
@@ -1342,48 +1351,74 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     int z0 = w->z_of[i], K = P->nvert, ny = 2 + has_torsion(P);
     for (int j = 0; j < K + ny; j++) w->z_scale[z0 + j] = j < K ? P->k / kmax : 1;
   }
+}
 
-  cuspMcpProblem prob = {nz, w->lo, w->hi, mcp_residual, mcp_jacobian, w,
-                         w->band ? mcp_jacobian_band : NULL, w->kl, w->ku};
-  size_t bytes = cusp_mcp_proximal_problem_worksize(&prob);
-  if (bytes > w->mcp_bytes) {  // the dense solve's n^2 or the band solve's n (kl + ku)
+//---------------------------------- the solve and its results -------------------------------------
+
+// The island's MCP (the band Jacobian when the band solve pays) and the solver's workspace sized
+// for it (the dense solve's n^2 or the band solve's n (kl + ku)); returns 0, -1 if it cannot be.
+static int island_problem(cuspMcpProblem* prob, cuspPatchWork* w) {
+  *prob = (cuspMcpProblem){w->nz, w->lo, w->hi, mcp_residual, mcp_jacobian, w,
+                           w->band ? mcp_jacobian_band : NULL, w->kl, w->ku};
+  size_t bytes = cusp_mcp_proximal_problem_worksize(prob);
+  if (bytes > w->mcp_bytes) {
     void* a = grow(w->mcp_work, bytes);
-    if (!a) return CUSP_LCP_NUMERICAL;
+    if (!a) return -1;
     w->mcp_work = a;
     w->mcp_bytes = bytes;
   }
+  return 0;
+}
+
+// After a warm start that failed: the FB merit of this MCP (Coulomb friction, not monotone) has
+// stationary points that are not solutions; a warm start can land in one's basin (tutorial arm
+// pushing a box, t = 0.844 s: natural residual 6.9e-3 after 200 and after 5000 iterations).
+// Restart cold, keep the better; the iterations of both are counted.
+static cuspLcpStatus cold_restart(cuspPatchWork* w, const cuspMcpProblem* prob,
+                                  const cuspMcpOptions* opt, const cuspConfig* cfg) {
+  int nz = w->nz;
+  cuspMcpInfo warm_info = w->info;
+  memcpy(w->z_failed, w->z, sizeof(mjtNum) * nz);
+  for (int i = 0; i < w->nisland; i++) cold_start(w, i);
+  cuspLcpStatus status = solve_proximal(w, prob, opt);
+  int iterations = warm_info.iterations + w->info.iterations;
+  if (status != CUSP_LCP_SOLVED && !(w->info.residual < warm_info.residual)) {
+    memcpy(w->z, w->z_failed, sizeof(mjtNum) * nz);
+    w->info = warm_info;
+    status = warm_info.status;
+  }
+  w->info.iterations = iterations;
+  if (status != CUSP_LCP_SOLVED && cfg->finish && !w->band && all_stick_finish(w, prob, opt)) {
+    status = CUSP_LCP_SOLVED;
+  }
+  return status;
+}
+
+// The solve chain of the island's MCP from its starting point: the proximal-point loop, the
+// all-stick finish where it leaves a dense island short, the cold restart after a failed warm
+// start. Statically indeterminate contact (several contacts on one body: fingertips, a face on a
+// face, a stack; the vertical friction on the shared face of two pushed blocks) leaves W singular
+// and the impulses non-unique; the proximal-point loop (solve_proximal) makes every Newton matrix
+// regular with W + prox I and lets the term vanish at the answer, so the physics there is exact.
+static cuspLcpStatus solve_island(cuspPatchWork* w, const cuspMcpProblem* prob,
+                                  const cuspConfig* cfg, int warm) {
   cuspMcpOptions opt = cusp_mcp_default_options();
   opt.tol = cfg->tolerance;
   opt.max_iter = cfg->max_iterations;
   opt.warm_start = 1;
   // the solver's F buffer must differ from w->F (used as scratch by the Jacobian callback)
-  cuspLcpStatus status = solve_proximal(w, &prob, &opt);
-  if (status != CUSP_LCP_SOLVED && cfg->finish && !w->band && all_stick_finish(w, &prob, &opt)) {
+  cuspLcpStatus status = solve_proximal(w, prob, &opt);
+  if (status != CUSP_LCP_SOLVED && cfg->finish && !w->band && all_stick_finish(w, prob, &opt)) {
     status = CUSP_LCP_SOLVED;
   }
-  if (status != CUSP_LCP_SOLVED && warm) {
-    // The FB merit of this MCP (Coulomb friction, not monotone) has stationary points that are
-    // not solutions; a warm start can land in one's basin (tutorial arm pushing a box, t = 0.844 s:
-    // natural residual 6.9e-3 after 200 and after 5000 iterations). Restart cold, keep the better.
-    cuspMcpInfo warm_info = w->info;
-    memcpy(w->z_failed, w->z, sizeof(mjtNum) * nz);
-    for (int i = 0; i < w->nisland; i++) cold_start(w, i);
-    status = solve_proximal(w, &prob, &opt);
-    int iterations = warm_info.iterations + w->info.iterations;
-    if (status != CUSP_LCP_SOLVED && !(w->info.residual < warm_info.residual)) {
-      memcpy(w->z, w->z_failed, sizeof(mjtNum) * nz);
-      w->info = warm_info;
-      status = warm_info.status;
-    }
-    w->info.iterations = iterations;
-    if (status != CUSP_LCP_SOLVED && cfg->finish && !w->band && all_stick_finish(w, &prob, &opt)) {
-      status = CUSP_LCP_SOLVED;
-    }
-  }
-  w->solves++;
-  if (status != CUSP_LCP_SOLVED) w->failures++;
+  if (status != CUSP_LCP_SOLVED && warm) status = cold_restart(w, prob, &opt, cfg);
+  return status;
+}
 
-  // results: evaluate once more at the returned z to get p and ub
+// The answer on each patch, from one more evaluation at the returned z (p and ub): the vertex
+// impulses, the resultant, the friction impulses, the slip speed, the ECP, the saturations
+// (the mode is set by the driver: one rule for every contact, step.c)
+static void publish_patches(cuspPatchWork* w) {
   evaluate(w, w->z, w->F, NULL);
   for (int i = 0; i < w->nisland; i++) {
     cuspPatch* P = w->island + i;
@@ -1417,18 +1452,67 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
     } else {
       P->s = P->rho_t = P->rho_r = 0;
     }
-    // the mode is set by the driver (one rule for every contact, step.c)
   }
-  // dv = N Mr^-1 Jr^T p = N sum_r p_r X_r
+}
+
+// dv (nv) := N Mr^-1 Jr^T p = N sum_r p_r X_r, the island's velocity correction
+static void island_correction(mjtNum* dv, cuspPatchWork* w, const cuspDynamics* dyn) {
+  int nr = dyn->nr;
+  const int* span = w->rspan;
   mjtNum* du = w->jac;  // (nr) scratch
   mju_zero(du, nr);
-  for (int r = 0; r < nrows; r++) {
+  for (int r = 0; r < w->nrows; r++) {
     int lo = span[4 * r + 2], hi = span[4 * r + 3];
-    if (w->p[r] != 0 && hi > lo) mju_addToScl(du + lo, w->X + (size_t)r * nr + lo, w->p[r], hi - lo);
+    if (w->p[r] != 0 && hi > lo) {
+      mju_addToScl(du + lo, w->X + (size_t)r * nr + lo, w->p[r], hi - lo);
+    }
   }
   cusp_dynamics_expand(dv, dyn, du);
+}
+
+// The island in w->island (ordered): its problem, the solve, the results on its patches, its
+// correction dv (nv) and the deepest linearised penetration after it (*max_pen)
+static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cuspConfig* cfg,
+                       const mjModel* m, const mjData* d, cuspDynamics* dyn, mjtNum h) {
+  cusp_dynamics_gather(w->dv, dyn, d->qvel);  // (nv) the island's free velocity
+  if (island_layout(w)) return CUSP_LCP_NUMERICAL;
+  w->eval_valid = 0;  // a new problem (rows, W, free velocities)
+  w->prox = 0;
+  *max_pen = 0;
+  if (!w->nisland) return 0;
+
+  island_rows(w, cfg, m, d, dyn, h);
+  reduced_rows(w, dyn);
+  couple_patches(w);
+  delassus(w, dyn->nr);
+  band_layout(w);
+  island_scales(w, m, h);
+  hold_immobile_rows(w, h);
+  set_vertex_offsets(w);
+  int warm = start_unknowns(w, cfg);
+  drop_duplicate_points(w);
+  scale_unknowns(w);
+
+  cuspMcpProblem prob;
+  if (island_problem(&prob, w)) return CUSP_LCP_NUMERICAL;
+  cuspLcpStatus status = solve_island(w, &prob, cfg, warm);
+  w->solves++;
+  if (status != CUSP_LCP_SOLVED) w->failures++;
+
+  publish_patches(w);
+  island_correction(dv, w, dyn);
   *max_pen = cusp_patch_penetration(w, dyn, dv, h);
   return status;
+}
+
+int cusp_patch_solve(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, int first, int count,
+                     const cuspConfig* cfg, const mjModel* m, const mjData* d, cuspDynamics* dyn,
+                     mjtNum h) {
+  // the island's patches: a view into this step's set while it is solved
+  w->island = w->set.patch + first;
+  w->nisland = count;
+  order_patches(w, m);
+  return solve_range(w, dv, max_pen, cfg, m, d, dyn, h);
 }
 
 mjtNum cusp_patch_penetration(cuspPatchWork* w, const cuspDynamics* dyn, const mjtNum* dv,
