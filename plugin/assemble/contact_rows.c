@@ -24,3 +24,10 @@ void cusp_direction_row(mjtNum* row, const mjtNum* jac, const mjtNum dir[3], int
     row[j] = dir[0] * jac[j] + dir[1] * jac[nv + j] + dir[2] * jac[2 * nv + j];
   }
 }
+
+void cusp_direction_row_add(mjtNum* row, const mjtNum* jac, const mjtNum dir[3], int nv, int lo,
+                            int hi) {
+  for (int j = lo; j < hi; j++) {
+    row[j] = row[j] + dir[0] * jac[j] + dir[1] * jac[nv + j] + dir[2] * jac[2 * nv + j];
+  }
+}

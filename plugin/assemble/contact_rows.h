@@ -1,7 +1,7 @@
 // The rows of a contact in an island's coordinates: the relative point Jacobian of its two bodies
 // at the contact point, and the row of one direction of it (the normal, a friction direction).
 // Used by the disk step (step/step.c), the inverse controller (control/inverse_model.c) and the
-// patch rows (step/patch_solve.c's relative Jacobian is the same over a span of columns).
+// patch rows (step/patch_solve.c, over the span of columns of the patch's bodies).
 #ifndef CUSP_PLUGIN_ASSEMBLE_CONTACT_ROWS_H_
 #define CUSP_PLUGIN_ASSEMBLE_CONTACT_ROWS_H_
 
@@ -25,6 +25,12 @@ void cusp_relative_jac(mjtNum* jacp, mjtNum* jacr, mjtNum* scratch, const cuspDy
 // over the columns [lo, hi).
 void cusp_direction_row(mjtNum* row, const mjtNum* jac, const mjtNum dir[3], int nv, int lo,
                         int hi);
+
+// row[j] := row[j] + dir[0] jac[0][j] + dir[1] jac[1][j] + dir[2] jac[2][j] over the columns
+// [lo, hi), summed left to right (a patch vertex's normal row: n . Jp by cusp_direction_row, then
+// (r x n) . Jr added: the same sums, in the same order, as the one expression of the six terms).
+void cusp_direction_row_add(mjtNum* row, const mjtNum* jac, const mjtNum dir[3], int nv, int lo,
+                            int hi);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 
 #include "step/patch_solve.h"
 
+#include "assemble/contact_rows.h"
 #include "solver/lapack_shim.h"
 #include "solver/mcp_proximal.h"
 #include "solver/qp_active.h"
@@ -719,26 +720,15 @@ static int all_stick_finish(cuspPatchWork* w, const cuspMcpProblem* prob,
 //---------------------------------- assembly --------------------------------------------------------
 
 // relative rows of patch P into J (row-major, stride nv of the island), written over the
-// columns [lo, hi) only (the hull of the chains of dofs of its bodies; the rest is never read)
+// columns [lo, hi) only (the hull of the chains of dofs of its bodies; the rest is never read):
+// a vertex's normal row n . Jp + (r x n) . Jr (r from the origin), the friction rows t . Jp and
+// o . Jp, the torsion row n . Jr, from the relative Jacobians at the patch origin
 static void patch_jacobian(cuspPatchWork* w, const cuspPatch* P, const cuspDynamics* dyn,
                            const mjModel* m, const mjData* d, mjtNum* J, int lo, int hi) {
   int nv = dyn->nv;
   mjtNum* jp = w->jac;
   mjtNum* jr = w->jac + 3 * nv;
-  cusp_dynamics_jac_span(jp, jr, dyn, m, d, P->origin, P->body[0], lo, hi);
-  if (P->body[1] > 0) {
-    mjtNum* jp2 = w->jac2;
-    mjtNum* jr2 = w->jac2 + 3 * nv;
-    cusp_dynamics_jac_span(jp2, jr2, dyn, m, d, P->origin, P->body[1], lo, hi);
-    for (int x = 0; x < 3; x++) {
-      for (int i = x * nv + lo; i < x * nv + hi; i++) {
-        jp[i] -= jp2[i];
-        jr[i] -= jr2[i];
-      }
-    }
-  }
-  const mjtNum* t = P->frame;
-  const mjtNum* o = P->frame + 3;
+  cusp_relative_jac(jp, jr, w->jac2, dyn, m, d, P->origin, P->body[0], P->body[1], lo, hi);
   const mjtNum* n = P->frame + 6;
   int K = P->nvert;
   for (int k = 0; k < K; k++) {
@@ -746,18 +736,12 @@ static void patch_jacobian(cuspPatchWork* w, const cuspPatch* P, const cuspDynam
     mju_sub3(r, P->vert + 3 * k, P->origin);
     mju_cross(rn, r, n);
     mjtNum* row = J + (size_t)k * nv;
-    for (int c = lo; c < hi; c++) {
-      row[c] = n[0] * jp[c] + n[1] * jp[nv + c] + n[2] * jp[2 * nv + c] + rn[0] * jr[c] +
-               rn[1] * jr[nv + c] + rn[2] * jr[2 * nv + c];
-    }
+    cusp_direction_row(row, jp, n, nv, lo, hi);
+    cusp_direction_row_add(row, jr, rn, nv, lo, hi);
   }
-  for (int c = lo; c < hi; c++) {
-    J[(size_t)K * nv + c] = t[0] * jp[c] + t[1] * jp[nv + c] + t[2] * jp[2 * nv + c];
-    J[(size_t)(K + 1) * nv + c] = o[0] * jp[c] + o[1] * jp[nv + c] + o[2] * jp[2 * nv + c];
-    if (has_torsion(P)) {
-      J[(size_t)(K + 2) * nv + c] = n[0] * jr[c] + n[1] * jr[nv + c] + n[2] * jr[2 * nv + c];
-    }
-  }
+  cusp_direction_row(J + (size_t)K * nv, jp, P->frame, nv, lo, hi);
+  cusp_direction_row(J + (size_t)(K + 1) * nv, jp, P->frame + 3, nv, lo, hi);
+  if (has_torsion(P)) cusp_direction_row(J + (size_t)(K + 2) * nv, jr, n, nv, lo, hi);
 }
 
 // [*lo, *hi): the island columns patch P's rows can be nonzero at (the hull of its bodies'
