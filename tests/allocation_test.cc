@@ -24,6 +24,8 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 
+#include "scene_test_util.h"
+
 extern "C" {
 #include "control/avoid.h"
 #include "instance.h"
@@ -105,10 +107,8 @@ std::string Where(void* caller) {
 }
 #endif
 
-class SteadyStateAllocation : public ::testing::TestWithParam<SceneCase> {
- protected:
-  static void SetUpTestSuite() { mj_loadPluginLibrary(CUSP_PLUGIN_PATH); }
-};
+class SteadyStateAllocation : public cusp_test::SceneTest,
+                              public ::testing::WithParamInterface<SceneCase> {};
 
 TEST_P(SteadyStateAllocation, ThousandStepsAllocateNothing) {
 #ifdef CUSP_SANITIZE
@@ -116,12 +116,9 @@ TEST_P(SteadyStateAllocation, ThousandStepsAllocateNothing) {
 #else
   if (getenv("CUSP_UNDER_VALGRIND")) GTEST_SKIP() << "valgrind replaces the allocator";
   const SceneCase& sc = GetParam();
-  std::string path = std::string(CUSP_SOURCE_DIR) + "/mjcf/" + sc.file;
-  char err[1024] = "";
-  mjModel* m = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
-  ASSERT_NE(m, nullptr) << path << ": " << err;
-  mjData* d = mj_makeData(m);
-  ASSERT_NE(d, nullptr);
+  LoadFile(sc.file);
+  mjModel* m = m_;
+  mjData* d = d_;
   const mjtNum* state = d->plugin_state + m->plugin_stateadr[0];
   int warm = (int)std::lround(sc.warmup_s / m->opt.timestep);
   mjtNum max_contacts = 0;
@@ -151,8 +148,6 @@ TEST_P(SteadyStateAllocation, ThousandStepsAllocateNothing) {
   EXPECT_GT(contact_steps, 0) << "no contact in the counted steps";
   EXPECT_EQ(count, 0) << "allocations during the steady-state steps (first callers):\n" << report;
   for (int k = 0; k < m->nv; k++) ASSERT_TRUE(std::isfinite(d->qvel[k]));
-  mj_deleteData(d);
-  mj_deleteModel(m);
 #endif
 }
 
@@ -178,21 +173,20 @@ TEST(AllocationCounter, SeesAnAllocation) {
 #endif
 }
 
+class ControllerAllocation : public cusp_test::SceneTest {};
+
 }  // namespace
 
 // The controller plugins step in the mjData arena too: cusp.avoid on the 7-joint arm, counted
 // while its separation rows are active (the LCP is solved every counted step).
-TEST(ControllerAllocation, AvoidStepsAllocateNothing) {
+TEST_F(ControllerAllocation, AvoidStepsAllocateNothing) {
 #ifdef CUSP_SANITIZE
   GTEST_SKIP() << "allocation counting needs glibc's allocator";
 #else
   if (getenv("CUSP_UNDER_VALGRIND")) GTEST_SKIP() << "valgrind replaces the allocator";
-  mj_loadPluginLibrary(CUSP_PLUGIN_PATH);
-  std::string path = std::string(CUSP_SOURCE_DIR) + "/mjcf/avoid_arm7.xml";
-  char err[1024] = "";
-  mjModel* m = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
-  ASSERT_NE(m, nullptr) << path << ": " << err;
-  mjData* d = mj_makeData(m);
+  LoadFile("avoid_arm7.xml");
+  mjModel* m = m_;
+  mjData* d = d_;
   d->mocap_pos[0] = 0.55;  // behind the pole: the links lean on its clearance
   d->mocap_pos[1] = 0.45;
   d->mocap_pos[2] = 0.35;
@@ -211,7 +205,5 @@ TEST(ControllerAllocation, AvoidStepsAllocateNothing) {
               active_steps, count);
   EXPECT_GT(active_steps, 0) << "no active row in the counted steps: the count would prove little";
   EXPECT_EQ(count, 0);
-  mj_deleteData(d);
-  mj_deleteModel(m);
 #endif
 }

@@ -8,6 +8,7 @@
 // CUSP_SCENE_FUZZ_STEPS=<steps>; the long run is bench/scene_fuzz. A failing scene's MJCF is
 // written to build/test-artifacts/scene_fuzz_<seed>.xml.
 #include "scene_fuzz.h"
+#include "scene_test_util.h"
 
 #include <dirent.h>
 #include <gtest/gtest.h>
@@ -39,9 +40,10 @@ long EnvInt(const char* name, long fallback) {
   return v && *v ? std::strtol(v, nullptr, 10) : fallback;
 }
 
-class SceneFuzz : public ::testing::Test {
+// The scenes are generated and compiled by cusp_fuzz::Run; the fixture loads the plugin, clears
+// the config overrides and captures the warnings of their runs.
+class SceneFuzz : public cusp_test::SceneTest {
  public:
-  static void SetUpTestSuite() { mj_loadPluginLibrary(CUSP_PLUGIN_PATH); }
   // runs one seed; failures are reported with the seed, the scene and the reason
   cusp_fuzz::Result RunSeed(uint64_t seed, int steps) {
     return RunScene(cusp_fuzz::Generate(seed), steps);

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -60,7 +61,12 @@ class SceneTest : public ::testing::Test {
     static std::vector<std::string> warnings;
     return warnings;
   }
-  static void CaptureWarning(const char* msg) { Warnings().push_back(msg); }
+  // one at a time: a plugin warns from the thread that steps (tests/threads_test.cc steps in two)
+  static void CaptureWarning(const char* msg) {
+    static std::mutex mutex;
+    std::lock_guard<std::mutex> lock(mutex);
+    Warnings().push_back(msg);
+  }
   void SetUp() override {
     Warnings().clear();
     mju_user_warning = CaptureWarning;

@@ -18,6 +18,8 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 
+#include "scene_test_util.h"
+
 extern "C" {
 #include "instance.h"
 }
@@ -89,16 +91,12 @@ Trajectories Simulate(const mjModel* m, int nthread) {
   return run;
 }
 
-class Threads : public ::testing::TestWithParam<const char*> {
- protected:
-  static void SetUpTestSuite() { mj_loadPluginLibrary(CUSP_PLUGIN_PATH); }
-};
+// the model m_ of the scene (its d_ is not stepped: the runs make their own mjData)
+class Threads : public cusp_test::SceneTest, public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(Threads, TwoThreadsEqualSequentialBitwise) {
-  std::string path = std::string(CUSP_SOURCE_DIR) + "/mjcf/" + GetParam();
-  char err[1024] = "";
-  mjModel* m = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
-  ASSERT_NE(m, nullptr) << err;
+  LoadFile(GetParam());
+  const mjModel* m = m_;
   Trajectories seq = Simulate(m, 1);
   Trajectories par = Simulate(m, 2);
   int steps = (int)std::lround(kSeconds / m->opt.timestep);
@@ -116,7 +114,6 @@ TEST_P(Threads, TwoThreadsEqualSequentialBitwise) {
   }
   // the perturbations make the 8 trajectories different from each other
   for (int k = 1; k < kData; k++) EXPECT_NE(seq.hash[k], seq.hash[0]) << "mjData " << k;
-  mj_deleteModel(m);
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, Threads,
