@@ -18,6 +18,10 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 XVFB = shutil.which("xvfb-run")
+# one worker of a parallel run (scripts/test: pytest -n, --dist loadgroup) runs the whole module:
+# its venv fixture is built once, and its viewer test's xvfb-run -a (whose free-display choice
+# races with another xvfb-run -a) runs beside no other one
+pytestmark = pytest.mark.xdist_group("xvfb-run")
 FFMPEG = shutil.which("ffmpeg")
 
 # a registered box in pure magenta on a floor: nothing else in a MuJoCo picture has that colour

@@ -71,6 +71,7 @@ XVFB = shutil.which("xvfb-run")
 FFMPEG = shutil.which("ffmpeg")
 
 
+@pytest.mark.xdist_group("xvfb-run")  # xvfb-run -a: one at a time (see scripts/test)
 @pytest.mark.skipif(not (XVFB and FFMPEG), reason="needs xvfb-run and ffmpeg (scripts/bootstrap)")
 def test_viewer_under_xvfb_shows_the_markers(tmp_path):
     """`python -m cusp view` in MuJoCo's real viewer under Xvfb; a screenshot of the X screen

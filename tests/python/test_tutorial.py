@@ -41,6 +41,7 @@ def test_tutorial_has_the_promised_steps():
     assert "docs/tutorial.md" in readme
 
 
+@pytest.mark.xdist_group("xvfb-run")  # xvfb-run -a: one at a time (see scripts/test)
 @pytest.mark.skipif(not shutil.which("xvfb-run"), reason="needs xvfb-run (scripts/bootstrap)")
 def test_every_command_of_the_tutorial_runs():
     env = dict(os.environ)
