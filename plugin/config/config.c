@@ -59,8 +59,9 @@ const cuspKey cusp_config_keys[] = {
   {"tolerance", CUSP_KEY_REAL, "1e-10", 1e-16, 1e-2, NULL, "-",
    "solver residual tolerance on the conditioned problem", AT(tolerance)},
   {"max_iterations", CUSP_KEY_INT, "200", 1, 1000000, NULL, "-",
-   "iteration limit per backend run; a run also stops when its work budget is spent (counted as "
-   "a failed solve; plugin/solver/lcp.h)", AT(max_iterations)},
+   "iteration limit per backend run (a rigid island of at most 24 unknowns: 5 times this many "
+   "Newton steps); a run also stops when its work budget is spent (counted as a failed solve; "
+   "plugin/solver/lcp.h)", AT(max_iterations)},
   {"step_work_budget", CUSP_KEY_REAL, "3e7", 0, 1e15, NULL, "-",
    "work units the backend runs of one step's disk-island solves may spend together (about "
    "0.5 ns of one core each: the default, three default runs, is about 15 ms); a solve left "

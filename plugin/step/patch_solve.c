@@ -460,6 +460,8 @@ static void patch_prox(void* user, mjtNum rho, const mjtNum* anchor) {
 // first (a few steps solve an island that is not hyperstatic), then proximal points that vanish at
 // the answer, then a plain Newton polish where they stall; one work budget (solver/lcp.h) bounds
 // the Newton steps of all of them. A warm start that already solves costs one residual.
+enum { kSmallIsland = 24, kSmallIslandSteps = 5 };
+
 static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob,
                                     const cuspMcpOptions* opt) {
   int budget_binds = 0;
@@ -484,6 +486,13 @@ static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob
   // and where the loop leaves such an island short, the plain Newton of its starting point with a
   // budget of its own (a single 4-vertex patch of a 0.1 g body pushed out of 1.3 mm of overlap:
   // the loop stalled at 1.7e-4, the plain Newton's damped path solved it in 124 steps)
+  // a small island's Newton steps are cheap (n^3 / 3 with n <= kSmallIsland: under 5000 flops):
+  // it may take kSmallIslandSteps times the key's limit. A box leaning on a wall on one vertex
+  // while it slides on the floor at its cone's edge (a ladder, 13 unknowns) needs 450-720 damped
+  // Newton steps on the first step of its slide and few after it; cut at the limit, each step of
+  // the slide failed and cost the cold restart and the fallbacks (pile_bin under implicit at 1 ms:
+  // 56 failed solves in 1000 steps -> 0, mean step 411 -> 188 us)
+  if (w->nz <= kSmallIsland) po.max_iterations *= kSmallIslandSteps;
   po.plain_last_iter = w->nz <= 96 ? po.max_iterations : 0;
   po.polish_iter = 100;
   po.rho0 = 1e-2;
@@ -502,13 +511,16 @@ static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob
   return status;
 }
 
-//---------------------------------- all-stick finish -------------------------------------------------
+//---------------------------------- separation finish ------------------------------------------------
 
 // Where every patch of the island sticks, the MCP is linear in the row impulses p: the vertices'
 // normal rows 0 <= p_k _|_ ub_k >= 0, the friction rows of a loaded patch ub = 0 (the spin and
 // sliding at its ECP are those of its rows). That is the convex QP of solver/qp_active.h with the
 // Delassus W, and its active-set solve decides exactly what the proximal loop cannot: which
-// vertices leave. A face whose vertices' gap terms are not quite those of a rigid motion gives
+// vertices leave. A patch that clearly slides at the iterate (its limit-surface argument more
+// than 1 % outside the ball) keeps its friction impulses of the iterate as known impulses: its
+// vertex rows are in the QP, its friction rows are not (a box sliding on the floor while another
+// leans on it: the leaning body's vertices are decided by the QP all the same). A face whose vertices' gap terms are not quite those of a rigid motion gives
 // W a soft direction (a redistribution of the impulses over the face) that carries a velocity
 // residual no impulse on all its vertices removes; the loop drifts along it at the rate of its
 // regularisation and stalls, the active-set method moves along it until a vertex leaves (a box
@@ -517,7 +529,7 @@ static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob
 // cones included, is solved again from the QP's answer, its rows now consistent. At most
 // kStickRounds rounds (a round's answer may show another vertex leaving); the result is kept
 // only if it solves the MCP itself with every bound restored (natural residual <= tol, so a held
-// vertex must be opening). Sliding islands are not this finish's case.
+// vertex must be opening).
 enum { kStickRounds = 3 };
 
 static size_t aligned(size_t bytes) { return (bytes + 15u) & ~(size_t)15u; }
@@ -534,28 +546,39 @@ static mjtNum scaled_residual(cuspPatchWork* w) {
   return res;
 }
 
-// The problem's rows (non-inert vertex rows, friction rows of loaded patches) into row, bounded;
-// returns their count, or -1 if a loaded patch slides at w->z (p, ub of w->z evaluated).
+// 1 if loaded island patch i clearly slides at w->z (p, ub of w->z evaluated): its limit-surface
+// argument lies more than 1 % outside the ball
+static int patch_slides(const cuspPatchWork* w, int i) {
+  const cuspPatch* P = w->island + i;
+  const mjtNum* zi = w->z + w->z_of[i];
+  Derived D;
+  derive(&D, w, i, zi);
+  mjtNum q[3], rho;
+  return D.Ln > 0 && projection_argument(q, &rho, P, &D, zi, w->ub + w->row_of[i]) > 1.01 * rho;
+}
+
+// The QP's rows (non-inert vertex rows, friction rows of loaded patches that do not slide) into
+// row, bounded; returns their count (p, ub of w->z evaluated).
 static int stick_rows(cuspPatchWork* w, int* row, int* bounded) {
   int ne = 0;
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
-    const mjtNum* zi = w->z + w->z_of[i];
     Derived D;
-    derive(&D, w, i, zi);
-    mjtNum q[3], rho;
-    if (D.Ln > 0 &&
-        projection_argument(q, &rho, P, &D, zi, w->ub + w->row_of[i]) > 1.01 * rho) {
-      return -1;
-    }
+    derive(&D, w, i, w->z + w->z_of[i]);
+    int slides = patch_slides(w, i);
     for (int j = 0; j < patch_rows(P); j++) {
       int z = w->z_of[i] + j;
-      if (!(w->hi[z] > w->lo[z] && (j < P->nvert || D.Ln > 0))) continue;
+      if (!(w->hi[z] > w->lo[z] && (j < P->nvert || (D.Ln > 0 && !slides)))) continue;
       row[ne] = w->row_of[i] + j;
       bounded[ne++] = j < P->nvert;
     }
   }
   return ne;
+}
+
+// p's rows that the QP leaves at the iterate's impulses: the friction rows of sliding patches
+static int held_friction_row(const cuspPatchWork* w, int i, int r) {
+  return r >= w->row_of[i] + w->island[i].nvert && patch_slides(w, i);
 }
 
 // The unknowns of the row impulses p (nrows): lambda from the vertex rows, y from the friction
@@ -577,7 +600,7 @@ static void unknowns_of_impulses(cuspPatchWork* w, const mjtNum* p) {
   }
 }
 
-// The all-stick QP's layout in w->qp_work (reserve_stick_work): the held list, W_EE, q, x, p,
+// The finish's QP's layout in w->qp_work (reserve_stick_work): the held list, W_EE, q, x, p,
 // the rows and their kinds, cusp_qp_active's workspace.
 typedef struct StickWork_ {
   int* held;     // (nz) vertices held at 0 by the finish
@@ -613,8 +636,9 @@ static int reserve_stick_work(cuspPatchWork* w, StickWork* sw) {
   return 1;
 }
 
-// The all-stick QP from w->z (warm: its row impulses); returns its row count ne (sw->x: the
-// answer), or -1 if a patch slides at w->z or the QP has no solution.
+// The finish's QP from w->z (warm: its row impulses; the sliding patches' friction impulses
+// shift the free velocities q); returns its row count ne (sw->x: the answer), or -1 if it has no
+// rows or no solution.
 static int stick_qp(cuspPatchWork* w, StickWork* sw, mjtNum tol) {
   const size_t nr = (size_t)w->nrows;
   evaluate(w, w->z, w->F, NULL);
@@ -630,6 +654,16 @@ static int stick_qp(cuspPatchWork* w, StickWork* sw, mjtNum tol) {
     sw->q[c] = w->ub0[sw->row[c]];
     sw->x[c] = w->p[sw->row[c]];
   }
+  for (int i = 0; i < w->nisland; i++) {
+    for (int f = w->row_of[i]; f < w->row_of[i + 1]; f++) {
+      if (w->p[f] == 0 || !held_friction_row(w, i, f)) continue;
+      const mjtNum* Wf = w->W + (size_t)f * nr;  // W symmetric: row f = column f
+      for (int c = 0; c < ne; c++) {
+        int r = sw->row[c];
+        if (r >= w->span[2 * f] && r < w->span[2 * f + 1]) sw->q[c] += Wf[r] * w->p[f];
+      }
+    }
+  }
   cuspQpInfo info;
   if (cusp_qp_active(sw->x, &info, sw->Wee, ne, sw->q, sw->bounded, ne, 0.5 * tol, 0, sw->qp,
                      cusp_qp_active_worksize(ne)) != CUSP_LCP_SOLVED) {
@@ -638,14 +672,19 @@ static int stick_qp(cuspPatchWork* w, StickWork* sw, mjtNum tol) {
   return ne;
 }
 
-// w->z := the unknowns of the QP's answer (the rows not in the problem carry no impulse)
+// w->z := the unknowns of the QP's answer (the sliding patches' friction rows keep the
+// iterate's impulses, the other rows not in the problem carry none)
 static void take_stick_answer(cuspPatchWork* w, StickWork* sw, int ne) {
-  for (int i = 0; i < w->nrows; i++) sw->p[i] = 0;
+  for (int i = 0; i < w->nisland; i++) {
+    for (int r = w->row_of[i]; r < w->row_of[i + 1]; r++) {
+      sw->p[r] = held_friction_row(w, i, r) ? w->p[r] : 0;
+    }
+  }
   for (int c = 0; c < ne; c++) sw->p[sw->row[c]] = sw->x[c];
   unknowns_of_impulses(w, sw->p);
 }
 
-// One round of the finish: the all-stick QP from w->z; the vertices it separates join held
+// One round of the finish: the QP from w->z; the vertices it separates join held
 // (their hi set to 0) and the MCP is solved again from its answer. Returns the vertices it added
 // (0: the round changed nothing, -1: not applicable).
 static int stick_round(cuspPatchWork* w, StickWork* sw, int* nheld, const cuspMcpProblem* prob,
@@ -671,7 +710,7 @@ static int stick_round(cuspPatchWork* w, StickWork* sw, int* nheld, const cuspMc
 }
 
 // Returns 1 if w->z was replaced by a solution of the island's MCP, else 0 (w->z unchanged).
-static int all_stick_finish(cuspPatchWork* w, const cuspMcpProblem* prob,
+static int separation_finish(cuspPatchWork* w, const cuspMcpProblem* prob,
                             const cuspMcpOptions* opt) {
   const int nz = w->nz;
   StickWork sw;
@@ -1372,14 +1411,14 @@ static cuspLcpStatus cold_restart(cuspPatchWork* w, const cuspMcpProblem* prob,
     status = warm_info.status;
   }
   w->info.iterations = iterations;
-  if (status != CUSP_LCP_SOLVED && cfg->finish && !w->band && all_stick_finish(w, prob, opt)) {
+  if (status != CUSP_LCP_SOLVED && cfg->finish && !w->band && separation_finish(w, prob, opt)) {
     status = CUSP_LCP_SOLVED;
   }
   return status;
 }
 
 // The solve chain of the island's MCP from its starting point: the proximal-point loop, the
-// all-stick finish where it leaves a dense island short, the cold restart after a failed warm
+// separation finish where it leaves a dense island short, the cold restart after a failed warm
 // start. Statically indeterminate contact (several contacts on one body: fingertips, a face on a
 // face, a stack; the vertical friction on the shared face of two pushed blocks) leaves W singular
 // and the impulses non-unique; the proximal-point loop (solve_proximal) makes every Newton matrix
@@ -1392,7 +1431,7 @@ static cuspLcpStatus solve_island(cuspPatchWork* w, const cuspMcpProblem* prob,
   opt.warm_start = 1;
   // the solver's F buffer must differ from w->F (used as scratch by the Jacobian callback)
   cuspLcpStatus status = solve_proximal(w, prob, &opt);
-  if (status != CUSP_LCP_SOLVED && cfg->finish && !w->band && all_stick_finish(w, prob, &opt)) {
+  if (status != CUSP_LCP_SOLVED && cfg->finish && !w->band && separation_finish(w, prob, &opt)) {
     status = CUSP_LCP_SOLVED;
   }
   if (status != CUSP_LCP_SOLVED && warm) status = cold_restart(w, prob, &opt, cfg);

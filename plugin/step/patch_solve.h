@@ -76,7 +76,7 @@ typedef struct cuspPatchWork_ {
   int eval_valid;           // twice: the residual, then the Jacobian there; the anchor)
   void* mcp_work;
   size_t mcp_bytes;
-  void* qp_work;            // the all-stick finish: its problem and cusp_qp_active's workspace
+  void* qp_work;            // the separation finish: its problem and cusp_qp_active's workspace
   size_t qp_bytes;
   mjtNum* jac;              // (6 x nv) scratch: jacp, jacr of one body
   mjtNum* jac2;             // (6 x nv) scratch: the other body

@@ -151,3 +151,32 @@ def test_a_tall_stack_of_32_boxes_stands_without_failures():
     assert _slot(d, "solver_failures") == 0
     assert np.abs(d.qvel).max() <= 1e-6
     assert _slot(d, "max_penetration") <= 1e-4
+
+
+# pile_bin where the island solver still fails (the target is 0 failed solves everywhere): strict,
+# so that the day it passes the mark must go
+PILE_KNOWN = ("Euler", 0.002)
+PILE_CASES = [pytest.param(*c, marks=pytest.mark.xfail(
+    strict=True, reason="about 20 % of the steps fail: patches at impending slip in a band "
+    "island of about 100 unknowns stall the proximal loop")) if c == PILE_KNOWN else c
+    for c in INTEGRATORS]
+
+
+@pytest.mark.parametrize("integrator,h", PILE_CASES)
+def test_a_pile_in_a_bin_settles_with_at_most_two_failed_solves(integrator, h):
+    """Ten mixed shapes (boxes, spheres, capsules, cylinders, an ellipsoid) dropped into a bin:
+    one island of up to about 100 unknowns, patches sliding, sticking and tipping. In 1000 steps
+    at most 2 failed solves (0.2 %), the published penetration at most 0.5 mm (the landing's
+    impacts), and no step gains more than 1e-6 J (nothing is actuated)."""
+    m, d = _load(rs.pile(integrator, h))
+    gain = 0.0
+    for _ in range(1000):
+        e0 = d.energy.sum()
+        mujoco.mj_step(m, d)
+        mujoco.mj_forward(m, d)
+        gain = max(gain, d.energy.sum() - e0)
+    print(f"pile {integrator} h={h}: {_slot(d, 'solver_failures'):.0f} failed solves, gain "
+          f"{gain:.2e} J, published penetration {_slot(d, 'max_penetration'):.2e} m")
+    assert _slot(d, "solver_failures") <= 2
+    assert _slot(d, "max_penetration") <= 5e-4
+    assert gain <= 1e-6
