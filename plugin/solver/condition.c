@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "solver/contact_closed.h"
 #include "solver/lapack_shim.h"
 #include "solver/lcp_internal.h"
 
@@ -29,6 +30,7 @@ cuspConditionOptions cusp_condition_default_options(void) {
   o.backend = CUSP_LCP_CHAIN;
   o.lcp = cusp_lcp_default_options();
   o.finish = 1;
+  o.closed_form = 1;
   return o;
 }
 
@@ -992,6 +994,67 @@ static void scatter_answer(mjtNum* fn, mjtNum* beta, mjtNum* gamma, const mjtNum
   }
 }
 
+// The one-contact closed form (contact_closed.h) on contact 0's whitened rows g_n, g_t, g_o =
+// L^-1 (rows)^T, formed by forward substitution (nv^2 / 2 each, as the small dtrsm), and their
+// products Wc. Returns 1 with the answer in fn, beta, gamma, keep and info, 0 when the pipeline
+// must solve the problem (a zero normal row: stage 1 drops it; no candidate within tol).
+// g: (3 nv) scratch; z, w: (s) scratch.
+static int solve_closed_form(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* keep,
+                             cuspConditionInfo* info, const cuspContactLcp* c, const mjtNum* L,
+                             int ldl, const cuspConditionOptions* opt, mjtNum* g, mjtNum* z,
+                             mjtNum* w) {
+  int nv = c->nv, r = c->r, rows = r > 0 ? 3 : 1;
+  for (int l = 0; l < nv; l++) g[l] = c->Jn[l];
+  if (r > 0) {
+    for (int l = 0; l < 2 * nv; l++) g[nv + l] = c->Jto[l];
+  }
+  for (int q = 0; q < rows; q++) {
+    mjtNum* x = g + (size_t)q * nv;
+    for (int k = 0; k < nv; k++) {
+      if (x[k] == 0) continue;
+      const mjtNum* lk = L + (size_t)k * ldl;
+      x[k] = x[k] / lk[k];
+      mjtNum xk = x[k];
+      for (int i = k + 1; i < nv; i++) x[i] = x[i] - xk * lk[i];
+    }
+  }
+  mjtNum wc[6] = {0, 0, 0, 0, 0, 0};  // nn, nt, no, tt, to, oo
+  const mjtNum* gn = g;
+  const mjtNum* gt = g + nv;
+  const mjtNum* go = g + 2 * (size_t)nv;
+  for (int l = 0; l < nv; l++) wc[0] += gn[l] * gn[l];
+  if (!(wc[0] > 0)) return 0;
+  if (r > 0) {
+    for (int l = 0; l < nv; l++) {
+      wc[1] += gn[l] * gt[l];
+      wc[2] += gn[l] * go[l];
+      wc[3] += gt[l] * gt[l];
+      wc[4] += gt[l] * go[l];
+      wc[5] += go[l] * go[l];
+    }
+  }
+  mjtNum eps_n = opt->tikhonov && opt->eps_w > 0 ? opt->eps_w : 0, res_orig;
+  if (!cusp_contact1_solve(z, w, &info->lcp, &res_orig, wc, c->bn[0], c->bt, r ? c->mu[0] : 0,
+                           c->dirs, r, eps_n, opt->lcp.tol)) {
+    return 0;
+  }
+  fn[0] = z[0];
+  for (int t = 0; t < r; t++) beta[t] = z[1 + t];
+  if (r > 0 && gamma) gamma[0] = z[r + 1];
+  if (keep) keep[0] = 1;
+  info->kept = 1;
+  info->n_lcp = r > 0 ? r + 2 : 1;
+  if (opt->estimate_condition) info->rcond_before = info->rcond_after = 1;  // a 1 x 1 block
+  info->residual_original = res_orig;
+  info->closed_form = 1;
+  info->lcp.status = CUSP_LCP_SOLVED;
+  info->lcp.message = "";
+  info->lcp.index = -1;
+  info->lcp.backend = "closed form";
+  info->lcp.iterations = 0;
+  return 1;
+}
+
 cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* keep,
                                  cuspConditionInfo* info, const cuspContactLcp* c,
                                  const cuspConditionOptions* opt, void* work, size_t work_bytes) {
@@ -1041,6 +1104,13 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   size_t scratch_bytes = work_bytes - (size_t)(p - (char*)work);
 
   info->detected = m;
+  // one contact: its closed form, from the factor as given when it is one (no copy of L)
+  int closed = opt->closed_form && m == 1 && (r == 0 || structured(c));
+  if (closed && c->meff_is_factor &&
+      solve_closed_form(fn, beta, gamma, keep, info, c, c->Meff, nv, opt, Gw, z, w)) {
+    info->lcp.seconds = cusp_now() - t0;
+    return CUSP_LCP_SOLVED;
+  }
   for (int i = 0; i < m; i++) fn[i] = opt->lcp.warm_start ? fn[i] : 0;
   // Cholesky factor of Meff
   for (int j = 0; j < nv; j++) memcpy(L + (size_t)j * nv, c->Meff + (size_t)j * nv, sizeof(mjtNum) * nv);
@@ -1050,6 +1120,11 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
     return info->lcp.status;
   }
   for (int j = 1; j < nv; j++) memset(L + (size_t)j * nv, 0, sizeof(mjtNum) * (size_t)j);
+  if (closed && !c->meff_is_factor &&
+      solve_closed_form(fn, beta, gamma, keep, info, c, L, nv, opt, Gw, z, w)) {
+    info->lcp.seconds = cusp_now() - t0;
+    return CUSP_LCP_SOLVED;
+  }
 
   if (opt->estimate_condition && m > 0) {
     cusp_contact_assemble(A0, Nfull, b0, c, L, NULL, m, scratch);
