@@ -185,8 +185,11 @@ static void effective_inertia(mjtNum* Meff, cuspDynamics* dyn, const mjModel* m,
     for (int k = 0; k < m->D_rownnz[i]; k++) {
       int b = dyn->local[m->D_colind[adr + k]];
       if (b < 0) continue;
-      Meff[a * nv + b] -= 0.5 * h * d->qDeriv[adr + k];
-      Meff[b * nv + a] -= 0.5 * h * d->qDeriv[adr + k];
+      mjtNum q = d->qDeriv[adr + k];
+      if (q != 0 || signbit(q)) {  // x - (0.5 h (+0)) is x: the many +0 of undamped dofs skipped
+        Meff[a * nv + b] -= 0.5 * h * q;
+        Meff[b * nv + a] -= 0.5 * h * q;
+      }
       int hi = a > b ? a : b, lo = a > b ? b : a;
       if (lo < first[hi]) first[hi] = lo;
     }

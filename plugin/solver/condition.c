@@ -470,10 +470,36 @@ static int well_scaled(const mjtNum* G, int nv, int k, int r, mjtNum spread) {
 
 // The same test from the whitened (normal, t, o) columns Gw (nv x 3k): friction diagonal t is
 // c^2 |g_t|^2 + 2 c s g_t.g_o + s^2 |g_o|^2 with (c, s) = dirs of t
+// First a bound that needs no loop over the directions: a friction diagonal d^T T2 d (|d| = 1,
+// T2 = [tt to; to oo]) lies within T2's eigenvalues; when the bounds, widened by 1e-12 (the
+// rounding of the products, at most a few units of 1e-16 of the largest eigenvalue, which the
+// test itself keeps within spread of the smallest), pass the test, the directions' own values do
+// too and the answer is 1 without them. Otherwise the directions decide, as always.
 static int well_scaled_structured(const mjtNum* Gw, const mjtNum* dirs, int nv, int k, int r,
                                   mjtNum spread) {
   if (!(spread > 1)) return 0;
   mjtNum lo = 1, hi = 1;
+  int bound = 1;
+  for (int a = 0; a < k && bound; a++) {
+    const mjtNum* gn = Gw + (size_t)3 * a * nv;
+    const mjtNum* gt = gn + nv;
+    const mjtNum* go = gt + nv;
+    mjtNum nn = 0, tt = 0, to = 0, oo = 0;
+    for (int l = 0; l < nv; l++) {
+      nn += gn[l] * gn[l];
+      tt += gt[l] * gt[l];
+      to += gt[l] * go[l];
+      oo += go[l] * go[l];
+    }
+    mjtNum mean = 0.5 * (tt + oo), half = 0.5 * (tt - oo);
+    mjtNum rad = sqrt(half * half + to * to);
+    mjtNum emin = (mean - rad) * (1 - 1e-12), emax = (mean + rad) * (1 + 1e-12);
+    bound = nn > 0 && emin > 0;
+    lo = min_num(lo, min_num(nn, emin));
+    hi = max_num(hi, max_num(nn, emax));
+  }
+  if (bound && r > 0 && hi <= spread * lo) return 1;
+  lo = 1, hi = 1;
   for (int a = 0; a < k; a++) {
     const mjtNum* gn = Gw + (size_t)3 * a * nv;
     const mjtNum* gt = gn + nv;
@@ -512,13 +538,16 @@ static int well_scaled_structured(const mjtNum* Gw, const mjtNum* dirs, int nv, 
 static void warm_natural(mjtNum* w, cuspLcpInfo* info, mjtNum* res_original, const mjtNum* z,
                          int N, int s, mjtNum q2, mjtNum eps_n) {
   mjtNum nat = 0, orig = 0, err2 = 0, comp = 0;
-  for (int i = 0; i < N; i++) {
-    int normal = i % s == 0;
+  for (int i = 0, p = 0; i < N; i++, p = p + 1 < s ? p + 1 : 0) {  // p = i % s
+    int normal = p == 0;
     mjtNum wi = w[i] + (normal ? eps_n * z[i] : 0);
     mjtNum res = fabs(z[i] - max_num(0.0, z[i] - wi));
-    mjtNum ro = fabs(z[i] - max_num(0.0, z[i] - w[i]));
     if (isnan(res)) res = INFINITY;
-    if (isnan(ro)) ro = INFINITY;
+    mjtNum ro = res;  // the same but on a normal row (wi differs from w[i] at most in a zero's sign)
+    if (normal) {
+      ro = fabs(z[i] - max_num(0.0, z[i] - w[i]));
+      if (isnan(ro)) ro = INFINITY;
+    }
     w[i] = wi;
     nat = max_num(nat, res);
     orig = max_num(orig, ro);
@@ -709,6 +738,26 @@ static int in_active_set(const mjtNum* z, const unsigned char* act, int i, int s
     if (act ? act[o + p] : z[o + p] > 0) return 1;
   }
   return 0;
+}
+
+// expand_whitened for the columns of the rows warm_polish takes as equalities only (the W rows of
+// in_active_set(z, act)): the same values, the others left unwritten (G is then not expanded)
+static void expand_active(mjtNum* G, const mjtNum* Gw, const cuspContactLcp* c, int k,
+                          const mjtNum* z, const unsigned char* act) {
+  int nv = c->nv, r = c->r, s = block_size(r);
+  for (int a = 0; a < k; a++) {
+    const mjtNum* gn = Gw + (size_t)3 * a * nv;
+    const mjtNum* gt = gn + nv;
+    const mjtNum* go = gt + nv;
+    mjtNum* col = G + (size_t)a * (1 + r) * nv;
+    if (in_active_set(z, act, a * s, s, r)) memcpy(col, gn, sizeof(mjtNum) * nv);
+    for (int t = 0; t < r; t++) {
+      if (!in_active_set(z, act, a * s + 1 + t, s, r)) continue;
+      mjtNum ct = c->dirs[2 * t], st = c->dirs[2 * t + 1];
+      mjtNum* g = col + (size_t)(1 + t) * nv;
+      for (int l = 0; l < nv; l++) g[l] = ct * gt[l] + st * go[l];
+    }
+  }
 }
 
 // Contacts of z (k blocks) without normal or friction impulse get the smallest cone slack that
@@ -1078,7 +1127,7 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   size_t nvv = (size_t)nv, NN = (size_t)(Nfull > 0 ? Nfull : 1);
   size_t ncmax = (size_t)(m > 0 ? m : 1) * (size_t)(1 + r);
   char* p = (char*)work;
-  mjtNum* L = (mjtNum*)p;  // (nv x nv) lower Cholesky factor of Meff
+  mjtNum* Lw = (mjtNum*)p;  // (nv x nv) lower Cholesky factor of Meff, when it is not given
   p += CUSP_ALIGN(sizeof(mjtNum) * nvv * nvv);
   mjtNum* G = (mjtNum*)p;  // (nv x m(1+r)) whitened rows L^-1 J^T (kept contacts first)
   p += CUSP_ALIGN(sizeof(mjtNum) * nvv * ncmax);
@@ -1112,14 +1161,21 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
     return CUSP_LCP_SOLVED;
   }
   for (int i = 0; i < m; i++) fn[i] = opt->lcp.warm_start ? fn[i] : 0;
-  // Cholesky factor of Meff
-  for (int j = 0; j < nv; j++) memcpy(L + (size_t)j * nv, c->Meff + (size_t)j * nv, sizeof(mjtNum) * nv);
-  if (!c->meff_is_factor && cusp_dpotrf(L, nv, nv) != 0) {
-    info->lcp.status = CUSP_LCP_NUMERICAL;
-    info->lcp.message = "Meff is not positive definite";
-    return info->lcp.status;
+  // Cholesky factor of Meff: the caller's when given (only its lower triangle is read: the
+  // triangular solves and the closed form), else factored here
+  const mjtNum* L = c->Meff;
+  if (!c->meff_is_factor) {
+    for (int j = 0; j < nv; j++) {
+      memcpy(Lw + (size_t)j * nv, c->Meff + (size_t)j * nv, sizeof(mjtNum) * nv);
+    }
+    if (cusp_dpotrf(Lw, nv, nv) != 0) {
+      info->lcp.status = CUSP_LCP_NUMERICAL;
+      info->lcp.message = "Meff is not positive definite";
+      return info->lcp.status;
+    }
+    for (int j = 1; j < nv; j++) memset(Lw + (size_t)j * nv, 0, sizeof(mjtNum) * (size_t)j);
+    L = Lw;
   }
-  for (int j = 1; j < nv; j++) memset(L + (size_t)j * nv, 0, sizeof(mjtNum) * (size_t)j);
   if (closed && !c->meff_is_factor &&
       solve_closed_form(fn, beta, gamma, keep, info, c, L, nv, opt, Gw, z, w)) {
     info->lcp.seconds = cusp_now() - t0;
@@ -1183,11 +1239,12 @@ reselect:
   }
   if (st) whiten_tangents(Gw, c, L, sel, k);
   // warm start values of the kept contacts, then clear the outputs
+  int warm = opt->lcp.warm_start;
   for (int a = 0; a < k; a++) {
     int i = sel[a];
     z[a * s] = fn[i];
-    for (int t = 0; t < r; t++) z[a * s + 1 + t] = opt->lcp.warm_start ? beta[(size_t)i * r + t] : 0;
-    if (r > 0) z[a * s + 1 + r] = opt->lcp.warm_start && gamma ? gamma[i] : 0;
+    for (int t = 0; t < r; t++) z[a * s + 1 + t] = warm ? beta[(size_t)i * r + t] : 0;
+    if (r > 0) z[a * s + 1 + r] = warm && gamma ? gamma[i] : 0;
   }
   for (int i = 0; i < m; i++) {
     fn[i] = 0;
@@ -1236,8 +1293,7 @@ reselect:
         const unsigned char* set = round ? act : NULL;
         int stepped = st ? warm_polish_structured(zf, w, c, Gw, k, set, round > 0, wk, iwk) : -1;
         if (stepped < 0) {
-          if (!expanded) expand_whitened(G, Gw, c, k);
-          expanded = 1;
+          if (!expanded) expand_active(G, Gw, c, k, zf, set);  // the columns the step reads
           stepped = warm_polish(zf, w, c, G, sel, k, eps_n, set, round > 0, wk, iwk);
         }
         if (stepped) {
