@@ -370,7 +370,11 @@ int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d, c
   if (nr == 0) return 0;
   // L := Mr (then its factor), zero outside its profile: the last island's profile cleared, and
   // with N = I only Meff's profile copied (a copy of all of Meff, at the cost of the profile)
-  if (dyn->l_ld > 0) clear_profile(dyn->L, dyn->l_ld, dyn->l_first);
+  // (with N = I and the last island's profile the same as this one's, the copy below overwrites
+  // every entry the last factor wrote: nothing to clear)
+  int same_profile = dyn->identity && dyn->l_ld == nv &&
+                     memcmp(dyn->l_first, dyn->meff_first, (size_t)nv * sizeof(int)) == 0;
+  if (dyn->l_ld > 0 && !same_profile) clear_profile(dyn->L, dyn->l_ld, dyn->l_first);
   dyn->l_ld = nr;
   int* first = dyn->l_first;
   if (dyn->identity) {
