@@ -229,7 +229,15 @@ int cusp_contact1_solve(mjtNum* z, mjtNum* w, cuspLcpInfo* info, mjtNum* res_ori
       return 1;
     }
   }
-  // every other sector, then sliding on a direction, then on an edge
+  // sliding where the sticking impulse points (it saturates the cone there): the guessed
+  // sector's edge, then its two directions
+  if (guess >= 0) {
+    int next = (guess + 1) % r;
+    if (slide_edge(z, &c, guess, next) && residual(w, info, res_original, z, &c) <= tol) return 1;
+    if (slide_vertex(z, &c, guess) && residual(w, info, res_original, z, &c) <= tol) return 1;
+    if (slide_vertex(z, &c, next) && residual(w, info, res_original, z, &c) <= tol) return 1;
+  }
+  // every other candidate: sectors, then sliding on a direction, then on an edge
   for (int j = 0; j < r && r >= 2; j++) {
     if (j == guess) continue;
     if (stick_sector(z, &c, j, (j + 1) % r) && residual(w, info, res_original, z, &c) <= tol) {
@@ -237,9 +245,11 @@ int cusp_contact1_solve(mjtNum* z, mjtNum* w, cuspLcpInfo* info, mjtNum* res_ori
     }
   }
   for (int j = 0; j < r; j++) {
+    if (guess >= 0 && (j == guess || j == (guess + 1) % r)) continue;
     if (slide_vertex(z, &c, j) && residual(w, info, res_original, z, &c) <= tol) return 1;
   }
   for (int j = 0; j < r && r >= 2; j++) {
+    if (j == guess) continue;
     if (slide_edge(z, &c, j, (j + 1) % r) && residual(w, info, res_original, z, &c) <= tol) {
       return 1;
     }

@@ -14,7 +14,8 @@
 // neighbouring directions (gamma = 0; 3 x 3 solve); sliding on one direction or on the edge of two
 // (gamma > 0, sum beta = mu fn; 1 x 1 or 2 x 2 solve). Each candidate is checked on the whole
 // problem (natural residual <= tol); the first that passes is the answer, the sector suggested by
-// the unconstrained sticking impulse tried first.
+// the unconstrained sticking impulse tried first, then sliding on that sector's edge and on its
+// two directions.
 #ifndef CUSP_SOLVER_CONTACT_CLOSED_H_
 #define CUSP_SOLVER_CONTACT_CLOSED_H_
 
