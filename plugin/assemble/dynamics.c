@@ -185,8 +185,11 @@ static void effective_inertia(mjtNum* Meff, cuspDynamics* dyn, const mjModel* m,
     for (int k = 0; k < m->D_rownnz[i]; k++) {
       int b = dyn->local[m->D_colind[adr + k]];
       if (b < 0) continue;
-      Meff[a * nv + b] -= 0.5 * h * d->qDeriv[adr + k];
-      Meff[b * nv + a] -= 0.5 * h * d->qDeriv[adr + k];
+      mjtNum q = d->qDeriv[adr + k];
+      if (q != 0 || signbit(q)) {  // x - (0.5 h (+0)) is x: the many +0 of undamped dofs skipped
+        Meff[a * nv + b] -= 0.5 * h * q;
+        Meff[b * nv + a] -= 0.5 * h * q;
+      }
       int hi = a > b ? a : b, lo = a > b ? b : a;
       if (lo < first[hi]) first[hi] = lo;
     }
@@ -367,7 +370,11 @@ int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d, c
   if (nr == 0) return 0;
   // L := Mr (then its factor), zero outside its profile: the last island's profile cleared, and
   // with N = I only Meff's profile copied (a copy of all of Meff, at the cost of the profile)
-  if (dyn->l_ld > 0) clear_profile(dyn->L, dyn->l_ld, dyn->l_first);
+  // (with N = I and the last island's profile the same as this one's, the copy below overwrites
+  // every entry the last factor wrote: nothing to clear)
+  int same_profile = dyn->identity && dyn->l_ld == nv &&
+                     memcmp(dyn->l_first, dyn->meff_first, (size_t)nv * sizeof(int)) == 0;
+  if (dyn->l_ld > 0 && !same_profile) clear_profile(dyn->L, dyn->l_ld, dyn->l_first);
   dyn->l_ld = nr;
   int* first = dyn->l_first;
   if (dyn->identity) {

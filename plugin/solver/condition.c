@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "solver/contact_closed.h"
 #include "solver/lapack_shim.h"
 #include "solver/lcp_internal.h"
 
@@ -29,6 +30,7 @@ cuspConditionOptions cusp_condition_default_options(void) {
   o.backend = CUSP_LCP_CHAIN;
   o.lcp = cusp_lcp_default_options();
   o.finish = 1;
+  o.closed_form = 1;
   return o;
 }
 
@@ -468,10 +470,36 @@ static int well_scaled(const mjtNum* G, int nv, int k, int r, mjtNum spread) {
 
 // The same test from the whitened (normal, t, o) columns Gw (nv x 3k): friction diagonal t is
 // c^2 |g_t|^2 + 2 c s g_t.g_o + s^2 |g_o|^2 with (c, s) = dirs of t
+// First a bound that needs no loop over the directions: a friction diagonal d^T T2 d (|d| = 1,
+// T2 = [tt to; to oo]) lies within T2's eigenvalues; when the bounds, widened by 1e-12 (the
+// rounding of the products, at most a few units of 1e-16 of the largest eigenvalue, which the
+// test itself keeps within spread of the smallest), pass the test, the directions' own values do
+// too and the answer is 1 without them. Otherwise the directions decide, as always.
 static int well_scaled_structured(const mjtNum* Gw, const mjtNum* dirs, int nv, int k, int r,
                                   mjtNum spread) {
   if (!(spread > 1)) return 0;
   mjtNum lo = 1, hi = 1;
+  int bound = 1;
+  for (int a = 0; a < k && bound; a++) {
+    const mjtNum* gn = Gw + (size_t)3 * a * nv;
+    const mjtNum* gt = gn + nv;
+    const mjtNum* go = gt + nv;
+    mjtNum nn = 0, tt = 0, to = 0, oo = 0;
+    for (int l = 0; l < nv; l++) {
+      nn += gn[l] * gn[l];
+      tt += gt[l] * gt[l];
+      to += gt[l] * go[l];
+      oo += go[l] * go[l];
+    }
+    mjtNum mean = 0.5 * (tt + oo), half = 0.5 * (tt - oo);
+    mjtNum rad = sqrt(half * half + to * to);
+    mjtNum emin = (mean - rad) * (1 - 1e-12), emax = (mean + rad) * (1 + 1e-12);
+    bound = nn > 0 && emin > 0;
+    lo = min_num(lo, min_num(nn, emin));
+    hi = max_num(hi, max_num(nn, emax));
+  }
+  if (bound && r > 0 && hi <= spread * lo) return 1;
+  lo = 1, hi = 1;
   for (int a = 0; a < k; a++) {
     const mjtNum* gn = Gw + (size_t)3 * a * nv;
     const mjtNum* gt = gn + nv;
@@ -510,13 +538,16 @@ static int well_scaled_structured(const mjtNum* Gw, const mjtNum* dirs, int nv, 
 static void warm_natural(mjtNum* w, cuspLcpInfo* info, mjtNum* res_original, const mjtNum* z,
                          int N, int s, mjtNum q2, mjtNum eps_n) {
   mjtNum nat = 0, orig = 0, err2 = 0, comp = 0;
-  for (int i = 0; i < N; i++) {
-    int normal = i % s == 0;
+  for (int i = 0, p = 0; i < N; i++, p = p + 1 < s ? p + 1 : 0) {  // p = i % s
+    int normal = p == 0;
     mjtNum wi = w[i] + (normal ? eps_n * z[i] : 0);
     mjtNum res = fabs(z[i] - max_num(0.0, z[i] - wi));
-    mjtNum ro = fabs(z[i] - max_num(0.0, z[i] - w[i]));
     if (isnan(res)) res = INFINITY;
-    if (isnan(ro)) ro = INFINITY;
+    mjtNum ro = res;  // the same but on a normal row (wi differs from w[i] at most in a zero's sign)
+    if (normal) {
+      ro = fabs(z[i] - max_num(0.0, z[i] - w[i]));
+      if (isnan(ro)) ro = INFINITY;
+    }
     w[i] = wi;
     nat = max_num(nat, res);
     orig = max_num(orig, ro);
@@ -707,6 +738,26 @@ static int in_active_set(const mjtNum* z, const unsigned char* act, int i, int s
     if (act ? act[o + p] : z[o + p] > 0) return 1;
   }
   return 0;
+}
+
+// expand_whitened for the columns of the rows warm_polish takes as equalities only (the W rows of
+// in_active_set(z, act)): the same values, the others left unwritten (G is then not expanded)
+static void expand_active(mjtNum* G, const mjtNum* Gw, const cuspContactLcp* c, int k,
+                          const mjtNum* z, const unsigned char* act) {
+  int nv = c->nv, r = c->r, s = block_size(r);
+  for (int a = 0; a < k; a++) {
+    const mjtNum* gn = Gw + (size_t)3 * a * nv;
+    const mjtNum* gt = gn + nv;
+    const mjtNum* go = gt + nv;
+    mjtNum* col = G + (size_t)a * (1 + r) * nv;
+    if (in_active_set(z, act, a * s, s, r)) memcpy(col, gn, sizeof(mjtNum) * nv);
+    for (int t = 0; t < r; t++) {
+      if (!in_active_set(z, act, a * s + 1 + t, s, r)) continue;
+      mjtNum ct = c->dirs[2 * t], st = c->dirs[2 * t + 1];
+      mjtNum* g = col + (size_t)(1 + t) * nv;
+      for (int l = 0; l < nv; l++) g[l] = ct * gt[l] + st * go[l];
+    }
+  }
 }
 
 // Contacts of z (k blocks) without normal or friction impulse get the smallest cone slack that
@@ -992,6 +1043,67 @@ static void scatter_answer(mjtNum* fn, mjtNum* beta, mjtNum* gamma, const mjtNum
   }
 }
 
+// The one-contact closed form (contact_closed.h) on contact 0's whitened rows g_n, g_t, g_o =
+// L^-1 (rows)^T, formed by forward substitution (nv^2 / 2 each, as the small dtrsm), and their
+// products Wc. Returns 1 with the answer in fn, beta, gamma, keep and info, 0 when the pipeline
+// must solve the problem (a zero normal row: stage 1 drops it; no candidate within tol).
+// g: (3 nv) scratch; z, w: (s) scratch.
+static int solve_closed_form(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* keep,
+                             cuspConditionInfo* info, const cuspContactLcp* c, const mjtNum* L,
+                             int ldl, const cuspConditionOptions* opt, mjtNum* g, mjtNum* z,
+                             mjtNum* w) {
+  int nv = c->nv, r = c->r, rows = r > 0 ? 3 : 1;
+  for (int l = 0; l < nv; l++) g[l] = c->Jn[l];
+  if (r > 0) {
+    for (int l = 0; l < 2 * nv; l++) g[nv + l] = c->Jto[l];
+  }
+  for (int q = 0; q < rows; q++) {
+    mjtNum* x = g + (size_t)q * nv;
+    for (int k = 0; k < nv; k++) {
+      if (x[k] == 0) continue;
+      const mjtNum* lk = L + (size_t)k * ldl;
+      x[k] = x[k] / lk[k];
+      mjtNum xk = x[k];
+      for (int i = k + 1; i < nv; i++) x[i] = x[i] - xk * lk[i];
+    }
+  }
+  mjtNum wc[6] = {0, 0, 0, 0, 0, 0};  // nn, nt, no, tt, to, oo
+  const mjtNum* gn = g;
+  const mjtNum* gt = g + nv;
+  const mjtNum* go = g + 2 * (size_t)nv;
+  for (int l = 0; l < nv; l++) wc[0] += gn[l] * gn[l];
+  if (!(wc[0] > 0)) return 0;
+  if (r > 0) {
+    for (int l = 0; l < nv; l++) {
+      wc[1] += gn[l] * gt[l];
+      wc[2] += gn[l] * go[l];
+      wc[3] += gt[l] * gt[l];
+      wc[4] += gt[l] * go[l];
+      wc[5] += go[l] * go[l];
+    }
+  }
+  mjtNum eps_n = opt->tikhonov && opt->eps_w > 0 ? opt->eps_w : 0, res_orig;
+  if (!cusp_contact1_solve(z, w, &info->lcp, &res_orig, wc, c->bn[0], c->bt, r ? c->mu[0] : 0,
+                           c->dirs, r, eps_n, opt->lcp.tol)) {
+    return 0;
+  }
+  fn[0] = z[0];
+  for (int t = 0; t < r; t++) beta[t] = z[1 + t];
+  if (r > 0 && gamma) gamma[0] = z[r + 1];
+  if (keep) keep[0] = 1;
+  info->kept = 1;
+  info->n_lcp = r > 0 ? r + 2 : 1;
+  if (opt->estimate_condition) info->rcond_before = info->rcond_after = 1;  // a 1 x 1 block
+  info->residual_original = res_orig;
+  info->closed_form = 1;
+  info->lcp.status = CUSP_LCP_SOLVED;
+  info->lcp.message = "";
+  info->lcp.index = -1;
+  info->lcp.backend = "closed form";
+  info->lcp.iterations = 0;
+  return 1;
+}
+
 cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* keep,
                                  cuspConditionInfo* info, const cuspContactLcp* c,
                                  const cuspConditionOptions* opt, void* work, size_t work_bytes) {
@@ -1015,7 +1127,7 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   size_t nvv = (size_t)nv, NN = (size_t)(Nfull > 0 ? Nfull : 1);
   size_t ncmax = (size_t)(m > 0 ? m : 1) * (size_t)(1 + r);
   char* p = (char*)work;
-  mjtNum* L = (mjtNum*)p;  // (nv x nv) lower Cholesky factor of Meff
+  mjtNum* Lw = (mjtNum*)p;  // (nv x nv) lower Cholesky factor of Meff, when it is not given
   p += CUSP_ALIGN(sizeof(mjtNum) * nvv * nvv);
   mjtNum* G = (mjtNum*)p;  // (nv x m(1+r)) whitened rows L^-1 J^T (kept contacts first)
   p += CUSP_ALIGN(sizeof(mjtNum) * nvv * ncmax);
@@ -1041,15 +1153,34 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   size_t scratch_bytes = work_bytes - (size_t)(p - (char*)work);
 
   info->detected = m;
-  for (int i = 0; i < m; i++) fn[i] = opt->lcp.warm_start ? fn[i] : 0;
-  // Cholesky factor of Meff
-  for (int j = 0; j < nv; j++) memcpy(L + (size_t)j * nv, c->Meff + (size_t)j * nv, sizeof(mjtNum) * nv);
-  if (!c->meff_is_factor && cusp_dpotrf(L, nv, nv) != 0) {
-    info->lcp.status = CUSP_LCP_NUMERICAL;
-    info->lcp.message = "Meff is not positive definite";
-    return info->lcp.status;
+  // one contact: its closed form, from the factor as given when it is one (no copy of L)
+  int closed = opt->closed_form && m == 1 && (r == 0 || structured(c));
+  if (closed && c->meff_is_factor &&
+      solve_closed_form(fn, beta, gamma, keep, info, c, c->Meff, nv, opt, Gw, z, w)) {
+    info->lcp.seconds = cusp_now() - t0;
+    return CUSP_LCP_SOLVED;
   }
-  for (int j = 1; j < nv; j++) memset(L + (size_t)j * nv, 0, sizeof(mjtNum) * (size_t)j);
+  for (int i = 0; i < m; i++) fn[i] = opt->lcp.warm_start ? fn[i] : 0;
+  // Cholesky factor of Meff: the caller's when given (only its lower triangle is read: the
+  // triangular solves and the closed form), else factored here
+  const mjtNum* L = c->Meff;
+  if (!c->meff_is_factor) {
+    for (int j = 0; j < nv; j++) {
+      memcpy(Lw + (size_t)j * nv, c->Meff + (size_t)j * nv, sizeof(mjtNum) * nv);
+    }
+    if (cusp_dpotrf(Lw, nv, nv) != 0) {
+      info->lcp.status = CUSP_LCP_NUMERICAL;
+      info->lcp.message = "Meff is not positive definite";
+      return info->lcp.status;
+    }
+    for (int j = 1; j < nv; j++) memset(Lw + (size_t)j * nv, 0, sizeof(mjtNum) * (size_t)j);
+    L = Lw;
+  }
+  if (closed && !c->meff_is_factor &&
+      solve_closed_form(fn, beta, gamma, keep, info, c, L, nv, opt, Gw, z, w)) {
+    info->lcp.seconds = cusp_now() - t0;
+    return CUSP_LCP_SOLVED;
+  }
 
   if (opt->estimate_condition && m > 0) {
     cusp_contact_assemble(A0, Nfull, b0, c, L, NULL, m, scratch);
@@ -1108,11 +1239,12 @@ reselect:
   }
   if (st) whiten_tangents(Gw, c, L, sel, k);
   // warm start values of the kept contacts, then clear the outputs
+  int warm = opt->lcp.warm_start;
   for (int a = 0; a < k; a++) {
     int i = sel[a];
     z[a * s] = fn[i];
-    for (int t = 0; t < r; t++) z[a * s + 1 + t] = opt->lcp.warm_start ? beta[(size_t)i * r + t] : 0;
-    if (r > 0) z[a * s + 1 + r] = opt->lcp.warm_start && gamma ? gamma[i] : 0;
+    for (int t = 0; t < r; t++) z[a * s + 1 + t] = warm ? beta[(size_t)i * r + t] : 0;
+    if (r > 0) z[a * s + 1 + r] = warm && gamma ? gamma[i] : 0;
   }
   for (int i = 0; i < m; i++) {
     fn[i] = 0;
@@ -1161,8 +1293,7 @@ reselect:
         const unsigned char* set = round ? act : NULL;
         int stepped = st ? warm_polish_structured(zf, w, c, Gw, k, set, round > 0, wk, iwk) : -1;
         if (stepped < 0) {
-          if (!expanded) expand_whitened(G, Gw, c, k);
-          expanded = 1;
+          if (!expanded) expand_active(G, Gw, c, k, zf, set);  // the columns the step reads
           stepped = warm_polish(zf, w, c, G, sel, k, eps_n, set, round > 0, wk, iwk);
         }
         if (stepped) {

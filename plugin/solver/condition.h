@@ -69,6 +69,11 @@ typedef struct cuspConditionOptions_ {
                             //   solve from their answer, then up to 5 active-set rounds with
                             //   basic solutions, then Lemke (ties by basic values); an answer is kept
                             //   only if it meets tol (default 1)
+  int closed_form;          // a problem of one contact (frictionless, or with its friction rows
+                            //   as (t, o) rows and directions) is solved by its closed form
+                            //   (contact_closed.h) when its normal row is not zero, with no
+                            //   stage run and no backend; the pipeline if the closed form finds
+                            //   no candidate within tol (default 1)
 } cuspConditionOptions;
 
 typedef struct cuspConditionInfo_ {
@@ -90,6 +95,7 @@ typedef struct cuspConditionInfo_ {
   int rank_qr;              // 1 if stage 1 needed the pivoted QR (near-dependent normal rows);
                             //   0: the Cholesky screening decided, or stage 1 is off
   int fell_back;            // 1 if the chosen backend failed and the fallback chain ran
+  int closed_form;          // 1 if the one-contact closed form gave the answer
   int finish;               // how the finish solved a problem the backends stopped short on:
                             //   1 one active-set solve from their answer (the rows with z > 0
                             //   as equalities), 2 active-set rounds with basic solutions from

@@ -430,6 +430,8 @@ static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* 
     for (int x = 0; x < 2; x++) {
       if (tau[x] != 0) mju_addToScl(w->g, w->Jto_r + ((size_t)2 * i + x) * nr, tau[x], nr);
     }
+    w->contacts[c0 + i].impulse_t[0] = tau[0];  // the tangential impulse (N s) in (t, o)
+    w->contacts[c0 + i].impulse_t[1] = tau[1];
   }
   cusp_dynamics_solve(w->g, dyn, w->g);
   cusp_dynamics_expand(w->dv, dyn, w->g);
@@ -438,7 +440,6 @@ static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* 
   for (int i = 0; i < n; i++) {
     cuspContact* c = w->contacts + c0 + i;
     c->impulse_n = fn[i];
-    c->impulse_t[0] = c->impulse_t[1] = 0;
     // slip after the correction: v_k = bt_k + Jt_r,k du along d_k = cos_k t + sin_k o; for r >= 3
     // equally spaced directions sum_k d_k d_k^T = (r/2) I on the tangent plane, so the tangential
     // velocity is (2/r) sum_k v_k d_k
@@ -446,9 +447,6 @@ static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* 
     mjtNum dt = r ? mju_dot(w->Jto_r + (size_t)2 * i * nr, w->g, nr) : 0;
     mjtNum dto = r ? mju_dot(w->Jto_r + ((size_t)2 * i + 1) * nr, w->g, nr) : 0;
     for (int k = 0; k < r; k++) {
-      mjtNum b = beta[i * r + k];
-      c->impulse_t[0] += b * w->cone[2 * k];
-      c->impulse_t[1] += b * w->cone[2 * k + 1];
       mjtNum vk = w->bt[i * r + k] + w->cone[2 * k] * dt + w->cone[2 * k + 1] * dto;
       slip[0] += vk * w->cone[2 * k];
       slip[1] += vk * w->cone[2 * k + 1];
@@ -728,9 +726,13 @@ int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const
   for (int i = 0; i < n; i++) total += len[i];
   mj_markStack(d);
   mjtNum* saved = mj_stackAllocNum(d, total + 1);
-  for (int i = 0, at = 0; i < n; at += (int)len[i], i++) mju_copy(saved + at, arr[i], len[i]);
+  for (int i = 0, at = 0; i < n; at += (int)len[i], i++) {
+    memcpy(saved + at, arr[i], sizeof(mjtNum) * len[i]);
+  }
   int rc = step_at_free_configuration(w, state, m, d, cfg);
-  for (int i = 0, at = 0; i < n; at += (int)len[i], i++) mju_copy(arr[i], saved + at, len[i]);
+  for (int i = 0, at = 0; i < n; at += (int)len[i], i++) {
+    memcpy(arr[i], saved + at, sizeof(mjtNum) * len[i]);
+  }
   mj_freeStack(d);
   return rc;
 }
