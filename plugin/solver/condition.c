@@ -468,6 +468,24 @@ static int well_scaled(const mjtNum* G, int nv, int k, int r, mjtNum spread) {
   return hi <= spread * lo;
 }
 
+
+// The Gram entries of contact a's whitened columns (normal, t, o) of Gw (nv x 3k): |g_n|^2,
+// |g_t|^2, g_t.g_o, |g_o|^2
+static void contact_grams(mjtNum* nn, mjtNum* tt, mjtNum* to, mjtNum* oo, const mjtNum* Gw,
+                          int nv, int a) {
+  const mjtNum* gn = Gw + (size_t)3 * a * nv;
+  const mjtNum* gt = gn + nv;
+  const mjtNum* go = gt + nv;
+  mjtNum snn = 0, stt = 0, sto = 0, soo = 0;
+  for (int l = 0; l < nv; l++) {
+    snn += gn[l] * gn[l];
+    stt += gt[l] * gt[l];
+    sto += gt[l] * go[l];
+    soo += go[l] * go[l];
+  }
+  *nn = snn, *tt = stt, *to = sto, *oo = soo;
+}
+
 // The same test from the whitened (normal, t, o) columns Gw (nv x 3k): friction diagonal t is
 // c^2 |g_t|^2 + 2 c s g_t.g_o + s^2 |g_o|^2 with (c, s) = dirs of t
 // First a bound that needs no loop over the directions: a friction diagonal d^T T2 d (|d| = 1,
@@ -481,16 +499,8 @@ static int well_scaled_structured(const mjtNum* Gw, const mjtNum* dirs, int nv, 
   mjtNum lo = 1, hi = 1;
   int bound = 1;
   for (int a = 0; a < k && bound; a++) {
-    const mjtNum* gn = Gw + (size_t)3 * a * nv;
-    const mjtNum* gt = gn + nv;
-    const mjtNum* go = gt + nv;
-    mjtNum nn = 0, tt = 0, to = 0, oo = 0;
-    for (int l = 0; l < nv; l++) {
-      nn += gn[l] * gn[l];
-      tt += gt[l] * gt[l];
-      to += gt[l] * go[l];
-      oo += go[l] * go[l];
-    }
+    mjtNum nn, tt, to, oo;
+    contact_grams(&nn, &tt, &to, &oo, Gw, nv, a);
     mjtNum mean = 0.5 * (tt + oo), half = 0.5 * (tt - oo);
     mjtNum rad = sqrt(half * half + to * to);
     mjtNum emin = (mean - rad) * (1 - 1e-12), emax = (mean + rad) * (1 + 1e-12);
@@ -501,16 +511,8 @@ static int well_scaled_structured(const mjtNum* Gw, const mjtNum* dirs, int nv, 
   if (bound && r > 0 && hi <= spread * lo) return 1;
   lo = 1, hi = 1;
   for (int a = 0; a < k; a++) {
-    const mjtNum* gn = Gw + (size_t)3 * a * nv;
-    const mjtNum* gt = gn + nv;
-    const mjtNum* go = gt + nv;
-    mjtNum nn = 0, tt = 0, to = 0, oo = 0;
-    for (int l = 0; l < nv; l++) {
-      nn += gn[l] * gn[l];
-      tt += gt[l] * gt[l];
-      to += gt[l] * go[l];
-      oo += go[l] * go[l];
-    }
+    mjtNum nn, tt, to, oo;
+    contact_grams(&nn, &tt, &to, &oo, Gw, nv, a);
     if (!(nn > 0)) return 0;
     lo = min_num(lo, nn);
     hi = max_num(hi, nn);

@@ -548,37 +548,11 @@ static mjtNum scaled_residual(cuspPatchWork* w) {
 
 // 1 if loaded island patch i clearly slides at w->z (p, ub of w->z evaluated): its limit-surface
 // argument lies more than 1 % outside the ball
-static int patch_slides(const cuspPatchWork* w, int i) {
+static int patch_slides(const cuspPatchWork* w, int i, const Derived* D) {
   const cuspPatch* P = w->island + i;
   const mjtNum* zi = w->z + w->z_of[i];
-  Derived D;
-  derive(&D, w, i, zi);
   mjtNum q[3], rho;
-  return D.Ln > 0 && projection_argument(q, &rho, P, &D, zi, w->ub + w->row_of[i]) > 1.01 * rho;
-}
-
-// The QP's rows (non-inert vertex rows, friction rows of loaded patches that do not slide) into
-// row, bounded; returns their count (p, ub of w->z evaluated).
-static int stick_rows(cuspPatchWork* w, int* row, int* bounded) {
-  int ne = 0;
-  for (int i = 0; i < w->nisland; i++) {
-    const cuspPatch* P = w->island + i;
-    Derived D;
-    derive(&D, w, i, w->z + w->z_of[i]);
-    int slides = patch_slides(w, i);
-    for (int j = 0; j < patch_rows(P); j++) {
-      int z = w->z_of[i] + j;
-      if (!(w->hi[z] > w->lo[z] && (j < P->nvert || (D.Ln > 0 && !slides)))) continue;
-      row[ne] = w->row_of[i] + j;
-      bounded[ne++] = j < P->nvert;
-    }
-  }
-  return ne;
-}
-
-// p's rows that the QP leaves at the iterate's impulses: the friction rows of sliding patches
-static int held_friction_row(const cuspPatchWork* w, int i, int r) {
-  return r >= w->row_of[i] + w->island[i].nvert && patch_slides(w, i);
+  return D->Ln > 0 && projection_argument(q, &rho, P, D, zi, w->ub + w->row_of[i]) > 1.01 * rho;
 }
 
 // The unknowns of the row impulses p (nrows): lambda from the vertex rows, y from the friction
@@ -610,13 +584,15 @@ typedef struct StickWork_ {
   mjtNum* p;     // (nrows) N s, every row's impulse of the answer
   int* row;      // (ne) the rows of the problem
   int* bounded;  // (ne) 1: a vertex row
+  int* slides;   // (nisland) 1: the patch slides at the iterate (its friction rows keep their
+                 // impulses and are not in the problem)
   void* qp;
 } StickWork;
 
 static int reserve_stick_work(cuspPatchWork* w, StickWork* sw) {
   const size_t nr = (size_t)w->nrows;
   size_t held = aligned(sizeof(int) * (size_t)w->nz);
-  size_t dbl = aligned(sizeof(mjtNum) * (nr * nr + 3 * nr)), ints = aligned(sizeof(int) * 2 * nr);
+  size_t dbl = aligned(sizeof(mjtNum) * (nr * nr + 3 * nr)), ints = aligned(sizeof(int) * (2 * nr + (size_t)w->nisland));
   size_t bytes = held + dbl + ints + cusp_qp_active_worksize(w->nrows);
   if (bytes > w->qp_bytes) {
     void* a = grow(w->qp_work, bytes);
@@ -632,8 +608,29 @@ static int reserve_stick_work(cuspPatchWork* w, StickWork* sw) {
   sw->p = sw->x + nr;
   sw->row = (int*)(b + held + dbl);
   sw->bounded = sw->row + nr;
+  sw->slides = sw->bounded + nr;
   sw->qp = b + held + dbl + ints;
   return 1;
+}
+
+// The QP's rows (non-inert vertex rows, friction rows of loaded patches that do not slide) into
+// sw->row, sw->bounded, and which patches slide into sw->slides; returns the row count (p, ub of
+// w->z evaluated).
+static int stick_rows(cuspPatchWork* w, StickWork* sw) {
+  int ne = 0;
+  for (int i = 0; i < w->nisland; i++) {
+    const cuspPatch* P = w->island + i;
+    Derived D;
+    derive(&D, w, i, w->z + w->z_of[i]);
+    sw->slides[i] = patch_slides(w, i, &D);
+    for (int j = 0; j < patch_rows(P); j++) {
+      int z = w->z_of[i] + j;
+      if (!(w->hi[z] > w->lo[z] && (j < P->nvert || (D.Ln > 0 && !sw->slides[i])))) continue;
+      sw->row[ne] = w->row_of[i] + j;
+      sw->bounded[ne++] = j < P->nvert;
+    }
+  }
+  return ne;
 }
 
 // The finish's QP from w->z (warm: its row impulses; the sliding patches' friction impulses
@@ -642,7 +639,7 @@ static int reserve_stick_work(cuspPatchWork* w, StickWork* sw) {
 static int stick_qp(cuspPatchWork* w, StickWork* sw, mjtNum tol) {
   const size_t nr = (size_t)w->nrows;
   evaluate(w, w->z, w->F, NULL);
-  int ne = stick_rows(w, sw->row, sw->bounded);
+  int ne = stick_rows(w, sw);
   if (ne <= 0) return -1;
   const size_t ns = (size_t)ne;
   for (int c = 0; c < ne; c++) {
@@ -655,8 +652,9 @@ static int stick_qp(cuspPatchWork* w, StickWork* sw, mjtNum tol) {
     sw->x[c] = w->p[sw->row[c]];
   }
   for (int i = 0; i < w->nisland; i++) {
-    for (int f = w->row_of[i]; f < w->row_of[i + 1]; f++) {
-      if (w->p[f] == 0 || !held_friction_row(w, i, f)) continue;
+    if (!sw->slides[i]) continue;
+    for (int f = w->row_of[i] + w->island[i].nvert; f < w->row_of[i + 1]; f++) {
+      if (w->p[f] == 0) continue;
       const mjtNum* Wf = w->W + (size_t)f * nr;  // W symmetric: row f = column f
       for (int c = 0; c < ne; c++) {
         int r = sw->row[c];
@@ -677,7 +675,7 @@ static int stick_qp(cuspPatchWork* w, StickWork* sw, mjtNum tol) {
 static void take_stick_answer(cuspPatchWork* w, StickWork* sw, int ne) {
   for (int i = 0; i < w->nisland; i++) {
     for (int r = w->row_of[i]; r < w->row_of[i + 1]; r++) {
-      sw->p[r] = held_friction_row(w, i, r) ? w->p[r] : 0;
+      sw->p[r] = sw->slides[i] && r >= w->row_of[i] + w->island[i].nvert ? w->p[r] : 0;
     }
   }
   for (int c = 0; c < ne; c++) sw->p[sw->row[c]] = sw->x[c];
