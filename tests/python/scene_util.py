@@ -45,3 +45,16 @@ def energy(m, d, scratch):
     mujoco.mj_energyPos(m, scratch)
     mujoco.mj_energyVel(m, scratch)
     return scratch.energy.sum()
+
+
+def largest_step_gain(m, d, steps):
+    """Steps d `steps` times; returns the largest one-step gain (J) of MuJoCo's energy (the
+    scene's <flag energy="enable"/>), read after an mj_forward at the step's end state."""
+    gain = 0.0
+    for _ in range(steps):
+        e0 = d.energy.sum()
+        mujoco.mj_step(m, d)
+        mujoco.mj_forward(m, d)
+        gain = max(gain, d.energy.sum() - e0)
+    return gain
+

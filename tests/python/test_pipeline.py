@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import cusp
-from scene_util import load_xml
+from scene_util import largest_step_gain, load_xml
 import mujoco
 from cusp import mjcf_gen
 
@@ -263,12 +263,7 @@ def test_a_disk_rests_on_a_registered_box(integrator):
   size="0.05 0.01" mass="1" contype="0" conaffinity="0"/></body>
 </worldbody></mujoco>""")
     floor = _id(m, mujoco.mjtObj.mjOBJ_GEOM, "floor")
-    worst = 0.0
-    for _ in range(1500):
-        e0 = d.energy.sum()
-        mujoco.mj_step(m, d)
-        mujoco.mj_forward(m, d)
-        worst = max(worst, d.energy.sum() - e0)
+    worst = largest_step_gain(m, d, 1500)
     c = cusp.contacts(m, d)
     assert abs(d.qpos[2] - 0.05) < 1e-6 and abs(d.qpos[9] - 0.11) < 1e-6
     assert _state(m, d)["solver_failures"] == 0
@@ -396,12 +391,7 @@ def test_a_tiny_box_rests_on_a_heavy_carrier_in_one_island(mass):
         conaffinity="0"/></body>
 <body name="tiny" pos="0 0 0.14"><freejoint/><geom type="box" size="0.05 0.05 0.05"
   mass="{mass}" contype="0" conaffinity="0"/></body></worldbody></mujoco>""")
-    worst = 0.0
-    for _ in range(2000):
-        e0 = d.energy.sum()
-        mujoco.mj_step(m, d)
-        mujoco.mj_forward(m, d)
-        worst = max(worst, d.energy.sum() - e0)
+    worst = largest_step_gain(m, d, 2000)
     assert abs(d.qpos[2] - 0.04) < 1e-6 and abs(d.qpos[9] - 0.12) < 1e-6
     assert worst <= 1e-6
     assert _state(m, d)["solver_failures"] <= (0 if mass >= 1e-6 else 10)
