@@ -250,9 +250,16 @@ def studio_screenshot(command: list[str], workdir: pathlib.Path, env: dict, chec
         assert image is not None, (f"no picture passed in {timeout:g} s: {last}; log: "
                                    f"{log_path.read_text()[-3000:]}")
         maps = pathlib.Path(f"/proc/{proc.pid}/maps").read_text()
-        if not maps and proc.poll() is not None and proc.returncode < 0:
-            # died just after the picture (its map reads empty): the crash before the picture
-            raise StudioDied(proc.returncode, log_path.read_text()[-3000:])
+        if not maps:
+            # an empty map is a process that has let go of its memory: it is dying, and may not
+            # be reaped yet when the map is read (poll() still None: seen under a loaded CI run).
+            # Died by a signal just after the picture: the crash before the picture.
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+            if proc.returncode is not None and proc.returncode < 0:
+                raise StudioDied(proc.returncode, log_path.read_text()[-3000:])
         (workdir / "maps.txt").write_text(maps)
         end = time.monotonic() + survive
         while time.monotonic() < end:
