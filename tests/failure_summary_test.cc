@@ -2,7 +2,7 @@
 // cusp_sim_failure_line, what cusp-sim and cusp.run print), or, for an mjData nobody ran that
 // way, as one warning when it is freed (the plugin's destroy callback). The first failure also
 // warns once when it happens. Solves are made to fail with max_iterations = 1 at a tolerance no
-// solver reaches in one iteration, without the fallback chain.
+// solver reaches in one iteration, without the fallback chain and the finish.
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 
@@ -23,7 +23,8 @@ namespace {
 // a box dropped 1 mm onto a plane: in contact from the first steps on
 std::string Scene(bool failing) {
   std::string solve = failing ? R"(<config key="max_iterations" value="1"/>
-    <config key="tolerance" value="1e-16"/><config key="fallback" value="false"/>)"
+    <config key="tolerance" value="1e-16"/><config key="fallback" value="false"/>
+    <config key="finish" value="false"/>)"
                               : "";
   return R"(
 <mujoco>

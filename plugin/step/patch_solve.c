@@ -57,6 +57,8 @@ void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->blk);
   free(w->tree_list);
   free(w->ub0);
+  free(w->vfree);
+  free(w->ub0_pushout);
   free(w->p);
   free(w->ub);
   free(w->G);
@@ -131,8 +133,9 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
     a = grow(w->zpatch, (size_t)nz * sizeof(int));
     if (!a) return -1;
     w->zpatch = (int*)a;
-    mjtNum** vec[5] = {&w->ub0, &w->p, &w->ub, &w->p_anchor, &w->w_diag};
-    for (int i = 0; i < 5; i++) {
+    mjtNum** vec[7] = {&w->ub0, &w->p, &w->ub, &w->p_anchor, &w->w_diag, &w->vfree,
+                       &w->ub0_pushout};
+    for (int i = 0; i < 7; i++) {
       a = grow(*vec[i], nrows * sizeof(mjtNum));
       if (!a) return -1;
       *vec[i] = (mjtNum*)a;
@@ -463,7 +466,7 @@ static void patch_prox(void* user, mjtNum rho, const mjtNum* anchor) {
 enum { kSmallIsland = 24, kSmallIslandSteps = 5 };
 
 static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob,
-                                    const cuspMcpOptions* opt) {
+                                    const cuspMcpOptions* opt, int fallbacks) {
   int budget_binds = 0;
   cuspMcpOptions o = *opt;
   if (o.work_budget >= 0) {
@@ -493,8 +496,8 @@ static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob
   // the slide failed and cost the cold restart and the fallbacks (pile_bin under implicit at 1 ms:
   // 56 failed solves in 1000 steps -> 0, mean step 411 -> 188 us)
   if (w->nz <= kSmallIsland) po.max_iterations *= kSmallIslandSteps;
-  po.plain_last_iter = w->nz <= 96 ? po.max_iterations : 0;
-  po.polish_iter = 100;
+  po.plain_last_iter = fallbacks && w->nz <= 96 ? po.max_iterations : 0;
+  po.polish_iter = fallbacks ? 100 : 0;
   po.rho0 = 1e-2;
   po.rho_per_residual = 1e2;  // s/m: a warm start within 1e-6 m/s starts at rho <= 1e-4
   po.rho_max = 1e4;
@@ -703,7 +706,7 @@ static int stick_round(cuspPatchWork* w, StickWork* sw, int* nheld, const cuspMc
   }
   if (added == 0) return 0;
   take_stick_answer(w, sw, ne);
-  solve_proximal(w, prob, opt);
+  solve_proximal(w, prob, opt, 1);
   return added;
 }
 
@@ -735,7 +738,7 @@ static int separation_finish(cuspPatchWork* w, const cuspMcpProblem* prob,
     for (int h = 0; h < nheld; h++) w->hi[held[h]] = 0;
     if (released == 0 && added == 0) break;
     if (released == 0) continue;
-    solve_proximal(w, prob, opt);
+    solve_proximal(w, prob, opt, 1);
     for (int h = 0; h < nheld; h++) w->hi[held[h]] = INFINITY;
     res = scaled_residual(w);
     if (res <= opt->tol) break;
@@ -1118,9 +1121,9 @@ static mjtNum stick_mobility(const cuspPatchWork* w, int i, int k) {
 // solve failed every step and the body froze. Held: an inert row (inert_row), or the stick
 // mobility (stick_mobility) <= 1e-2 W_kk. A free body keeps 3 dofs for its normal rows
 // whatever its patch's friction rows hold (none of the mjcf/ scenes' rows is held: trajectories
-// bitwise unchanged). vn: the free row velocities (w->ub).
+// bitwise unchanged). vn: the free row velocities (w->vfree).
 static void hold_immobile_rows(cuspPatchWork* w, mjtNum h) {
-  const mjtNum* vn = w->ub;
+  const mjtNum* vn = w->vfree;
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
     mjtNum wmax = patch_wmax(w, i);
@@ -1211,7 +1214,7 @@ static void island_rows(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* 
       span[4 * a] = lo;
       span[4 * a + 1] = hi;
       mjtNum vfree = mju_dot(J + (size_t)r * nv + lo, vloc + lo, hi - lo);
-      w->ub[w->row_of[i] + r] = vfree;  // kept for hold_immobile_rows (ub is free until the solve)
+      w->vfree[w->row_of[i] + r] = vfree;
       if (r < P->nvert) {
         vfree = cusp_normal_rhs(vfree, P->gap[r], h, cfg->gap_alpha, cfg->pushout_speed);
       }
@@ -1401,7 +1404,7 @@ static cuspLcpStatus cold_restart(cuspPatchWork* w, const cuspMcpProblem* prob,
   cuspMcpInfo warm_info = w->info;
   memcpy(w->z_failed, w->z, sizeof(mjtNum) * nz);
   for (int i = 0; i < w->nisland; i++) cold_start(w, i);
-  cuspLcpStatus status = solve_proximal(w, prob, opt);
+  cuspLcpStatus status = solve_proximal(w, prob, opt, 1);
   int iterations = warm_info.iterations + w->info.iterations;
   if (status != CUSP_LCP_SOLVED && !(w->info.residual < warm_info.residual)) {
     memcpy(w->z, w->z_failed, sizeof(mjtNum) * nz);
@@ -1415,20 +1418,77 @@ static cuspLcpStatus cold_restart(cuspPatchWork* w, const cuspMcpProblem* prob,
   return status;
 }
 
-// The solve chain of the island's MCP from its starting point: the proximal-point loop, the
-// separation finish where it leaves a dense island short, the cold restart after a failed warm
-// start. Statically indeterminate contact (several contacts on one body: fingertips, a face on a
-// face, a stack; the vertical friction on the shared face of two pushed blocks) leaves W singular
-// and the impulses non-unique; the proximal-point loop (solve_proximal) makes every Newton matrix
+// 1 if vertex k of island patch i asks for push-out (cusp_normal_rhs; not held at its depth)
+static int pushes_out(const cuspPatchWork* w, int i, int k, mjtNum h) {
+  int r = w->row_of[i] + k;
+  return w->island[i].gap[k] - h * w->vfree[r] < 0 && w->ub0[r] != w->vfree[r];
+}
+
+// the vertex rows of the island that ask for push-out
+static int pushout_rows(const cuspPatchWork* w, mjtNum h) {
+  int n = 0;
+  for (int i = 0; i < w->nisland; i++) {
+    for (int k = 0; k < w->island[i].nvert; k++) n += pushes_out(w, i, k, h);
+  }
+  return n;
+}
+
+// A failed island whose penetrating vertices ask for push-out (the gap stabilisation, not the
+// physics) may have no solution because of it: a body squeezed between the floor and a pusher
+// that cannot move along the normal asks both to recede; a face resting on the floor sits at a
+// start-of-step gap g0 of +-1e-10 m, either side of where the push-out rule's slope changes
+// (1 / h above, gap_alpha / h below), so its vertices' targets are not those of a rigid motion
+// (by about 4e-7 m/s at h = 2 ms: what the proximal loop stalls at). Solved once more from the
+// best iterate with every push-out of the island dropped (each penetrating vertex held at its
+// depth, rhs = its free velocity, as hold_immobile_rows does for one that cannot move); kept if
+// that solves it, the problem restored otherwise. Returns 1 if kept.
+static int drop_pushout(cuspPatchWork* w, const cuspMcpProblem* prob, const cuspMcpOptions* opt,
+                        const cuspConfig* cfg, mjtNum h) {
+  memcpy(w->ub0_pushout, w->ub0, sizeof(mjtNum) * w->nrows);
+  for (int i = 0; i < w->nisland; i++) {
+    for (int k = 0; k < w->island[i].nvert; k++) {
+      int r = w->row_of[i] + k;
+      if (pushes_out(w, i, k, h)) w->ub0[r] = w->vfree[r];
+    }
+  }
+  cuspMcpInfo info = w->info;
+  memcpy(w->z_failed, w->z, sizeof(mjtNum) * w->nz);
+  w->eval_valid = 0;
+  cuspLcpStatus status = solve_proximal(w, prob, opt, 0);
+  if (status != CUSP_LCP_SOLVED && cfg->finish && !w->band && separation_finish(w, prob, opt)) {
+    status = CUSP_LCP_SOLVED;
+  }
+  w->info.iterations += info.iterations;
+  if (status == CUSP_LCP_SOLVED) return 1;
+  int iterations = w->info.iterations;  // both solves' (the work is counted, the answer not kept)
+  memcpy(w->ub0, w->ub0_pushout, sizeof(mjtNum) * w->nrows);
+  memcpy(w->z, w->z_failed, sizeof(mjtNum) * w->nz);
+  w->info = info;
+  w->info.iterations = iterations;
+  w->eval_valid = 0;
+  return 0;
+}
+
+// The solve chain of the island's MCP from its starting point: the proximal-point loop (without
+// its Newton fallbacks where vertices ask for push-out, then the loop with the push-out dropped:
+// two loops, what the fallbacks would cost), the separation finish where it leaves a dense island
+// short, the cold restart after a failed warm start. Statically indeterminate contact (several contacts on one
+// body: fingertips, a face on a face, a stack; the vertical friction on the shared face of two
+// pushed blocks) leaves W singular and the impulses non-unique; the proximal-point loop (solve_proximal) makes every Newton matrix
 // regular with W + prox I and lets the term vanish at the answer, so the physics there is exact.
 static cuspLcpStatus solve_island(cuspPatchWork* w, const cuspMcpProblem* prob,
-                                  const cuspConfig* cfg, int warm) {
+                                  const cuspConfig* cfg, int warm, mjtNum h) {
   cuspMcpOptions opt = cusp_mcp_default_options();
   opt.tol = cfg->tolerance;
   opt.max_iter = cfg->max_iterations;
   opt.warm_start = 1;
   // the solver's F buffer must differ from w->F (used as scratch by the Jacobian callback)
-  cuspLcpStatus status = solve_proximal(w, prob, &opt);
+  // where the push-out may be what has no solution, its fallbacks wait until it is dropped
+  int push = cfg->finish && pushout_rows(w, h) > 0;
+  cuspLcpStatus status = solve_proximal(w, prob, &opt, !push);
+  if (status != CUSP_LCP_SOLVED && push && drop_pushout(w, prob, &opt, cfg, h)) {
+    return CUSP_LCP_SOLVED;
+  }
   if (status != CUSP_LCP_SOLVED && cfg->finish && !w->band && separation_finish(w, prob, &opt)) {
     status = CUSP_LCP_SOLVED;
   }
@@ -1516,7 +1576,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
 
   cuspMcpProblem prob;
   if (island_problem(&prob, w)) return CUSP_LCP_NUMERICAL;
-  cuspLcpStatus status = solve_island(w, &prob, cfg, warm);
+  cuspLcpStatus status = solve_island(w, &prob, cfg, warm, h);
   w->solves++;
   if (status != CUSP_LCP_SOLVED) w->failures++;
 

@@ -22,10 +22,11 @@ SCENE = "mjcf/push_slide.xml"
 BAD_FRICTION = ("cusp.contact: config key 'friction' has value '-3': out of range [-1, 100]; "
                 "write a value within it")
 # every solve fails: one iteration (five Newton steps on a small rigid island) from a cold start
-# towards a tolerance no backend meets in so few, no fallback
+# towards a tolerance no backend meets in so few, no fallback, no finish
 FAILING = ["--set", "max_iterations=1", "--set", "tolerance=1e-16", "--set", "fallback=false",
-           "--set", "warm_start=false"]
-FAILING_KW = dict(max_iterations=1, tolerance=1e-16, fallback="false", warm_start="false")
+           "--set", "warm_start=false", "--set", "finish=false"]
+FAILING_KW = dict(max_iterations=1, tolerance=1e-16, fallback="false", warm_start="false",
+                  finish="false")
 ENV = dict(os.environ, PYTHONPATH=str(REPO / "python"))
 
 
@@ -153,7 +154,7 @@ def test_freed_data_warns_the_summary_once(tmp_path):
     freed; each once (MuJoCo's default handler prints a warning as "WARNING: ..." on stderr)."""
     script = ("import cusp, mujoco\n"
               f"spec = cusp.load_spec({str(REPO / SCENE)!r}, max_iterations=1, tolerance=1e-16, "
-              "fallback='false', warm_start='false')\n"
+              "fallback='false', warm_start='false', finish='false')\n"
               "m = spec.compile()\nd = mujoco.MjData(m)\nmujoco.mj_step(m, d, 300)\n"
               "del d\nprint('freed', flush=True)\n")
     done = run(sys.executable, "-c", script, cwd=tmp_path)

@@ -148,16 +148,7 @@ def test_a_tall_stack_of_32_boxes_stands_without_failures():
     assert _slot(d, "max_penetration") <= 1e-4
 
 
-# pile_bin where the island solver still fails (the target is 0 failed solves everywhere): strict,
-# so that the day it passes the mark must go
-PILE_KNOWN = ("Euler", 0.002)
-PILE_CASES = [pytest.param(*c, marks=pytest.mark.xfail(
-    strict=True, reason="about 20 % of the steps fail: patches at impending slip in a band "
-    "island of about 100 unknowns stall the proximal loop")) if c == PILE_KNOWN else c
-    for c in INTEGRATORS]
-
-
-@pytest.mark.parametrize("integrator,h", PILE_CASES)
+@pytest.mark.parametrize("integrator,h", INTEGRATORS)
 def test_a_pile_in_a_bin_settles_with_at_most_two_failed_solves(integrator, h):
     """Ten mixed shapes (boxes, spheres, capsules, cylinders, an ellipsoid) dropped into a bin:
     one island of up to about 100 unknowns, patches sliding, sticking and tipping. In 1000 steps
