@@ -67,6 +67,7 @@ void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->lo);
   free(w->hi);
   free(w->z_failed);
+  free(w->z_start);
   free(w->eval_z);
   free(w->eval_F);
   free(w->p_anchor);
@@ -143,10 +144,10 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
     a = grow(w->G, (size_t)nrows * nz * sizeof(mjtNum));
     if (!a) return -1;
     w->G = (mjtNum*)a;
-    mjtNum** zv[10] = {&w->z, &w->F, &w->lo, &w->hi, &w->z_failed, &w->z_anchor, &w->z_scale,
-                       &w->z_phys, &w->eval_z, &w->eval_F};
+    mjtNum** zv[11] = {&w->z, &w->F, &w->lo, &w->hi, &w->z_failed, &w->z_anchor, &w->z_scale,
+                       &w->z_phys, &w->eval_z, &w->eval_F, &w->z_start};
     w->eval_valid = 0;
-    for (int i = 0; i < 10; i++) {
+    for (int i = 0; i < 11; i++) {
       a = grow(*zv[i], nz * sizeof(mjtNum));
       if (!a) return -1;
       *zv[i] = (mjtNum*)a;
@@ -1441,16 +1442,19 @@ static int pushout_rows(const cuspPatchWork* w, mjtNum h, mjtNum lo, mjtNum hi) 
 // A failed island whose penetrating vertices ask for push-out (the gap stabilisation, not the
 // physics) may have no solution because of it. A face resting on the floor sits at a start-of-step
 // gap g0 of +-1e-10 m, either side of where the push-out rule's slope changes (1 / h above,
-// gap_alpha / h below), so its vertices' targets are not those of a rigid motion (by about 4e-7 m/s
-// at h = 2 ms: what the proximal loop stalls at); a body squeezed between the floor and a pusher
-// that cannot move along the normal asks both to recede. Solved once more from the best iterate
-// with the push-out of every vertex at most max_depth (m) deep dropped (held at its depth: rhs =
-// its free velocity, as hold_immobile_rows does for one that cannot move); kept if that solves
-// it, the problem restored otherwise. Returns 1 if kept. Only what fails is dropped, and the
-// shallow ones first: a body rolling on a rim ratchets deeper each step its push-out is dropped
-// (a tumbling cylinder in a pile: 3e-5 -> 9e-5 m in 14 steps).
+// gap_alpha / h below), so its vertices' targets are not those of a rigid motion (by about 4e-7
+// m/s at h = 2 ms: what the proximal loop stalls at); a body squeezed between the floor and a
+// pusher that cannot move along the normal asks both to recede. Solved once more with the
+// push-out of every vertex at most max_depth (m) deep dropped (held at its depth: rhs = its free
+// velocity, as hold_immobile_rows does for one that cannot move); kept if that solves it, the
+// problem restored otherwise. From the failed solve's best iterate (where the vertices at rest
+// are all that is wrong, its stall is their few 1e-7 m/s), or from the island's starting point
+// (where the failed solve's impulses grew without bound against a push-out that has no solution:
+// from them the solve stalls where from the start it solves, the squeezed box of test_grasp_stack). Returns 1 if kept. Only what
+// fails is dropped, the shallow ones first: a body rolling on a rim ratchets deeper each step its
+// push-out is dropped (a tumbling cylinder in a pile: 3e-5 -> 9e-5 m in 14 steps).
 static int drop_pushout(cuspPatchWork* w, const cuspMcpProblem* prob, const cuspMcpOptions* opt,
-                        const cuspConfig* cfg, mjtNum h, mjtNum max_depth) {
+                        const cuspConfig* cfg, mjtNum h, mjtNum max_depth, int from_start) {
   memcpy(w->ub0_pushout, w->ub0, sizeof(mjtNum) * w->nrows);
   for (int i = 0; i < w->nisland; i++) {
     for (int k = 0; k < w->island[i].nvert; k++) {
@@ -1460,6 +1464,7 @@ static int drop_pushout(cuspPatchWork* w, const cuspMcpProblem* prob, const cusp
   }
   cuspMcpInfo info = w->info;
   memcpy(w->z_failed, w->z, sizeof(mjtNum) * w->nz);
+  if (from_start) memcpy(w->z, w->z_start, sizeof(mjtNum) * w->nz);
   w->eval_valid = 0;
   cuspLcpStatus status = solve_proximal(w, prob, opt, 0);
   if (status != CUSP_LCP_SOLVED && cfg->finish && !w->band && separation_finish(w, prob, opt)) {
@@ -1495,11 +1500,13 @@ static cuspLcpStatus solve_island(cuspPatchWork* w, const cuspMcpProblem* prob,
   int shallow = cfg->finish ? pushout_rows(w, h, 0, rest) : 0;
   int deep = cfg->finish ? pushout_rows(w, h, rest, INFINITY) : 0;
   // where the push-out may be what has no solution, its fallbacks wait until it is dropped
+  if (shallow || deep) memcpy(w->z_start, w->z, sizeof(mjtNum) * w->nz);
   cuspLcpStatus status = solve_proximal(w, prob, &opt, !(shallow || deep));
-  if (status != CUSP_LCP_SOLVED && shallow && drop_pushout(w, prob, &opt, cfg, h, rest)) {
+  if (status != CUSP_LCP_SOLVED && shallow && drop_pushout(w, prob, &opt, cfg, h, rest, 0)) {
     return CUSP_LCP_SOLVED;
   }
-  if (status != CUSP_LCP_SOLVED && deep && drop_pushout(w, prob, &opt, cfg, h, INFINITY)) {
+  if (status != CUSP_LCP_SOLVED && deep && (drop_pushout(w, prob, &opt, cfg, h, INFINITY, 0) ||
+                                            drop_pushout(w, prob, &opt, cfg, h, INFINITY, 1))) {
     return CUSP_LCP_SOLVED;
   }
   if (status != CUSP_LCP_SOLVED && cfg->finish && !w->band && separation_finish(w, prob, &opt)) {

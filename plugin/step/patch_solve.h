@@ -62,6 +62,7 @@ typedef struct cuspPatchWork_ {
   mjtNum* G;                // (cap_rows x cap_z) column-major d ub / d z
   mjtNum* z, *F, *lo, *hi;  // (cap_z) MCP unknowns, residual, bounds
   mjtNum* z_failed;         // (cap_z) a failed warm-started answer, while the cold restart runs
+  mjtNum* z_start;          // (cap_z) the island's starting point (drop_pushout starts there)
   mjtNum* p_anchor;         // (cap_rows) row impulses of the proximal anchor
   mjtNum* z_anchor;         // (cap_z) scratch: the unknowns at the proximal anchor
   mjtNum* z_scale;          // (cap_z) -: the solver's unknowns are z / z_scale: a normal impulse

@@ -161,3 +161,43 @@ def test_a_pile_in_a_bin_settles_with_at_most_two_failed_solves(integrator, h):
     assert _slot(d, "solver_failures") <= 2
     assert _slot(d, "max_penetration") <= 5e-4
     assert gain <= 1e-6
+
+
+SQUEEZED = """<mujoco model="squeezed">
+  <option timestep="{h}" integrator="{integrator}"><flag energy="enable"/></option>
+  <extension><plugin plugin="cusp.contact"><instance name="cusp">
+    <config key="bodies" value="box pusher"/></instance></plugin></extension>
+  <worldbody>
+    <geom name="floor" type="plane" size="1 1 0.1"/>
+    <body name="box" pos="0 0 0.02"><freejoint/>
+      <geom type="box" size="0.03 0.03 0.02" mass="0.5" contype="0" conaffinity="0"/></body>
+    <body name="pusher" pos="0 0 {z}">
+      <joint name="px" type="slide" axis="1 0 0"/><joint name="py" type="slide" axis="0 1 0"/>
+      <geom type="sphere" size="0.01" mass="0.05" contype="0" conaffinity="0"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("integrator,h", INTEGRATORS)
+def test_a_box_squeezed_by_a_pusher_that_cannot_rise_is_solved_every_step(integrator, h):
+    """A box on the floor and a sphere on x/y slides (it cannot move along z) sunk 1 mm into the
+    box's top face: no motion can push the two apart, so the push-out has no solution. Every step
+    solved (the push-out dropped, the vertices held at their depth), the overlap by
+    mj_geomDistance never deeper than 1 mm + 1 um, the box on the floor within 1 um, no step gaining
+    more than 1e-6 J (nothing is actuated)."""
+    m, d = _load(SQUEEZED.format(integrator=integrator, h=h, z=0.04 + 0.01 - 0.001))
+    box = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "box")
+    pusher = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "pusher")
+    floor = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, "floor")
+    box_geom = m.body_geomadr[box]
+    gain = largest_step_gain(m, d, int(round(0.5 / h)))
+    mujoco.mj_forward(m, d)
+    overlap = -_min_distance(m, d, box, [pusher])
+    on_floor = mujoco.mj_geomDistance(m, d, box_geom, floor, 0.05, np.zeros(6))
+    print(f"squeezed {integrator} h={h}: {_slot(d, 'solver_failures'):.0f} failed solves, overlap "
+          f"{overlap:.3e} m, box-floor {on_floor:.2e} m, gain {gain:.2e} J")
+    assert _slot(d, "solver_failures") == 0
+    assert overlap <= 1e-3 + 1e-6
+    assert abs(on_floor) <= 1e-6
+    assert gain <= 1e-6
