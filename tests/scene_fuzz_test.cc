@@ -142,6 +142,19 @@ TEST_F(SceneFuzz, DiskIslandsThatPgsOrLemkeLeaveShortAreFinished) {
   }
 }
 
+// Disk islands that stage 2 scales and whose backend answer meets tol on the scaled problem only
+// (Ruiz's row factors shrink a wrong row's residual) or not at all, solved by the unscaled retry:
+// seed 201256 (FB Newton without fallback, 3 disks, 54 unknowns) and seed 201303 (FB Newton
+// and the chain, 4 kept of 6 contacts) each failed one step of 500 with the scaled attempt only.
+TEST_F(SceneFuzz, ScaledDiskIslandsThatFailAreSolvedUnscaled) {
+  for (uint64_t seed : {201256, 201303}) {
+    cusp_fuzz::Result r = RunSeed(seed, 500);
+    EXPECT_EQ(r.outcome, cusp_fuzz::kOk) << "seed " << seed;
+    EXPECT_EQ(r.failures, 0) << "seed " << seed;
+    EXPECT_EQ(r.steps, 500) << "seed " << seed;
+  }
+}
+
 // Rigid islands the proximal loop leaves short and the plain Newton of the step's starting point
 // solves (seed 9: a single 4-vertex patch of a light body pushed out of 1.3 mm of overlap, stalled
 // at 1.7e-4; seed 31: 12 patches, 41 unknowns): with four plain Newton steps before the loop and
