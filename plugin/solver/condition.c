@@ -540,21 +540,27 @@ static int well_scaled_structured(const mjtNum* Gw, const mjtNum* dirs, int nv, 
 static void warm_natural(mjtNum* w, cuspLcpInfo* info, mjtNum* res_original, const mjtNum* z,
                          int N, int s, mjtNum q2, mjtNum eps_n) {
   mjtNum nat = 0, orig = 0, err2 = 0, comp = 0;
-  for (int i = 0, p = 0; i < N; i++, p = p + 1 < s ? p + 1 : 0) {  // p = i % s
-    int normal = p == 0;
-    mjtNum wi = w[i] + (normal ? eps_n * z[i] : 0);
-    mjtNum res = fabs(z[i] - max_num(0.0, z[i] - wi));
+  for (int i0 = 0; i0 < N; i0 += s) {  // a contact's block: its normal row, then the others
+    mjtNum wi = w[i0] + eps_n * z[i0];
+    mjtNum res = fabs(z[i0] - max_num(0.0, z[i0] - wi));
     if (isnan(res)) res = INFINITY;
-    mjtNum ro = res;  // the same but on a normal row (wi differs from w[i] at most in a zero's sign)
-    if (normal) {
-      ro = fabs(z[i] - max_num(0.0, z[i] - w[i]));
-      if (isnan(ro)) ro = INFINITY;
-    }
-    w[i] = wi;
+    mjtNum ro = fabs(z[i0] - max_num(0.0, z[i0] - w[i0]));  // without eps_n
+    if (isnan(ro)) ro = INFINITY;
+    w[i0] = wi;
     nat = max_num(nat, res);
     orig = max_num(orig, ro);
     err2 += res * res;
-    comp = max_num(comp, fabs(z[i] * wi));
+    comp = max_num(comp, fabs(z[i0] * wi));
+    for (int i = i0 + 1; i < i0 + s; i++) {  // w[i] is the same with and without eps_n
+      wi = w[i] + 0;
+      res = fabs(z[i] - max_num(0.0, z[i] - wi));
+      if (isnan(res)) res = INFINITY;
+      w[i] = wi;
+      nat = max_num(nat, res);
+      orig = max_num(orig, res);
+      err2 += res * res;
+      comp = max_num(comp, fabs(z[i] * wi));
+    }
   }
   info->residual = nat;
   info->siconos_error = sqrt(err2) / (q2 > 0 ? sqrt(q2) : 1.0);

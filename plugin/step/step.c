@@ -281,7 +281,7 @@ static void assemble(cuspStepWork* w, cuspDynamics* dyn, const cuspContact* cs, 
   mjtNum h = m->opt.timestep;
   mjtNum* jrel = w->jac;             // (3 x nv)
   mjtNum* scratch = w->jac + 3 * nv; // (3 x nv)
-  mjtNum* jred = w->jac + 3 * nv;    // (3 x nr), after scratch is done with
+  mjtNum* jred = dyn->identity ? jrel : w->jac + 3 * nv;  // (3 x nr), after scratch is done
   mjtNum* vloc = w->g;               // (nv) the island's free velocity; g is free until the solve
   cusp_dynamics_gather(vloc, dyn, d->qvel);
   for (int i = 0; i < n; i++) {
@@ -289,7 +289,7 @@ static void assemble(cuspStepWork* w, cuspDynamics* dyn, const cuspContact* cs, 
     cusp_relative_jac(jrel, NULL, scratch, dyn, m, d, c->pos, c->body[0], c->body[1], 0, nv);
     mjtNum vrel[3];  // m/s, velocity of the registered geom's point relative to the other
     mju_mulMatVec(vrel, jrel, vloc, 3, nv);
-    cusp_dynamics_reduce(jred, dyn, jrel, 3);
+    if (!dyn->identity) cusp_dynamics_reduce(jred, dyn, jrel, 3);  // N = I: jred is jrel
     const mjtNum* t = c->frame;
     const mjtNum* o = c->frame + 3;
     const mjtNum* nn = c->frame + 6;
