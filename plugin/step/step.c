@@ -743,10 +743,17 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
 int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const cuspConfig* cfg) {
   mjtNum* arr[CUSP_NKINEMATIC];
   size_t len[CUSP_NKINEMATIC], total = 0;
-  int n = kinematic_arrays(arr, len, m, d);
-  size_t span = 0;
-  int one = kinematic_span(&span, arr, len, n);
-  if (one) len[0] = span, n = 1;  // arr[0] = xpos: the span's start
+  int n = 1;
+  if (w->kin_buffer != d->buffer) {  // the layout of this mjData's buffer, looked at once
+    n = kinematic_arrays(arr, len, m, d);
+    if (!kinematic_span(&w->kin_span, arr, len, n)) w->kin_span = 0;
+    w->kin_buffer = d->buffer;
+  }
+  if (w->kin_span) {
+    arr[0] = d->xpos, len[0] = w->kin_span;
+  } else {
+    n = kinematic_arrays(arr, len, m, d);
+  }
   for (int i = 0; i < n; i++) total += len[i];
   mj_markStack(d);
   mjtNum* saved = mj_stackAllocNum(d, total + 1);
