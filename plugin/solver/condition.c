@@ -533,6 +533,20 @@ static int well_scaled_structured(const mjtNum* Gw, const mjtNum* dirs, int nv, 
 // contact's warm start (the previous step's impulses) usually solves it, or does so after one
 // active-set solve (the rows with z > 0 as equalities), and then nothing else is built.
 
+// |z - max(0, z - w)| of one row, a NaN read as infinite
+static inline mjtNum natural_residual(mjtNum z, mjtNum w) {
+  mjtNum res = fabs(z - max_num(0.0, z - w));
+  return isnan(res) ? INFINITY : res;
+}
+
+// a row's residual res and product zw = z w into the largest residual, the sum of squares and the
+// largest |z w|
+static inline void tally_row(mjtNum* nat, mjtNum* err2, mjtNum* comp, mjtNum res, mjtNum zw) {
+  *nat = max_num(*nat, res);
+  *err2 += res * res;
+  *comp = max_num(*comp, fabs(zw));
+}
+
 // w (N) := A z + b of contacts sel[0 .. k) (A with eps_n added to the normal diagonal), and the
 // natural-map residuals of z with it (info) and without eps_n (*res_original). y: (nv) scratch.
 // The natural-map residuals of z (N) with w (N, in: A z + b without eps_n; out: with it), q2 the
@@ -542,24 +556,15 @@ static void warm_natural(mjtNum* w, cuspLcpInfo* info, mjtNum* res_original, con
   mjtNum nat = 0, orig = 0, err2 = 0, comp = 0;
   for (int i0 = 0; i0 < N; i0 += s) {  // a contact's block: its normal row, then the others
     mjtNum wi = w[i0] + eps_n * z[i0];
-    mjtNum res = fabs(z[i0] - max_num(0.0, z[i0] - wi));
-    if (isnan(res)) res = INFINITY;
-    mjtNum ro = fabs(z[i0] - max_num(0.0, z[i0] - w[i0]));  // without eps_n
-    if (isnan(ro)) ro = INFINITY;
+    orig = max_num(orig, natural_residual(z[i0], w[i0]));  // without eps_n
+    tally_row(&nat, &err2, &comp, natural_residual(z[i0], wi), z[i0] * wi);
     w[i0] = wi;
-    nat = max_num(nat, res);
-    orig = max_num(orig, ro);
-    err2 += res * res;
-    comp = max_num(comp, fabs(z[i0] * wi));
     for (int i = i0 + 1; i < i0 + s; i++) {  // w[i] is the same with and without eps_n
       wi = w[i] + 0;
-      res = fabs(z[i] - max_num(0.0, z[i] - wi));
-      if (isnan(res)) res = INFINITY;
-      w[i] = wi;
-      nat = max_num(nat, res);
+      mjtNum res = natural_residual(z[i], wi);
       orig = max_num(orig, res);
-      err2 += res * res;
-      comp = max_num(comp, fabs(z[i] * wi));
+      tally_row(&nat, &err2, &comp, res, z[i] * wi);
+      w[i] = wi;
     }
   }
   info->residual = nat;
