@@ -1004,8 +1004,8 @@ size_t cusp_contact_worksize(int nv, int m, int r, const cuspConditionOptions* o
   size_t bytes = CUSP_ALIGN(sizeof(mjtNum) * nvv * nvv);                 // L
   bytes += CUSP_ALIGN(sizeof(mjtNum) * nvv * nc);                         // G
   bytes += CUSP_ALIGN(sizeof(mjtNum) * nvv * 3 * (size_t)(m > 0 ? m : 1)); // Gw
-  // A0, A, b, dr, dc, z, w, b0, z0, zf, zs
-  bytes += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 9 * NN));
+  // A0, A, b, dr, dc, z, w, b0, z0, zf, zs, zk
+  bytes += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 10 * NN));
   bytes += CUSP_ALIGN(sizeof(int) * 3 * (size_t)(m > 0 ? m : 1));         // sel, sel_qr, cls
   size_t s1 = cusp_rank_select_worksize(nv, m);
   size_t s0 = rank_screen_worksize(m);
@@ -1157,7 +1157,8 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   mjtNum* z0 = w + NN;      // (N) the start, kept for the fallback chain
   mjtNum* zf = z0 + NN;     // (N) the failed backend's answer
   mjtNum* zs = zf + NN;     // (N) the unscaled start of the dense path
-  p += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 9 * NN));
+  mjtNum* zk = zs + NN;     // (N) the scaled attempt's unscaled answer, when it failed
+  p += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 10 * NN));
   int* sel = (int*)p;       // (m)
   int* sel_qr = sel + (m > 0 ? m : 1);  // (m) the QR's selection, when the screen's failed
   int* cls = sel_qr + (m > 0 ? m : 1);  // (m) stage 1's priority classes (rank_classes)
@@ -1366,6 +1367,7 @@ reselect:
   // fuzzer's disk islands, seeds 200000-201999 x 500 steps: 109 failed solves, 54 with the
   // unscaled retry)
   int attempts = scale ? 2 : 1, earlier_iterations = 0, warm_solved = 0;
+  cuspLcpInfo failed_scaled;
   cuspLcpProblem prob = {N, A, N, b, NULL, NULL};
   for (int attempt = 0; attempt < attempts; attempt++) {
     int scaled = scale && (equilibrated ? attempt == 1 : attempt == 0);
@@ -1467,6 +1469,25 @@ reselect:
     info->lcp.iterations += earlier_iterations;
     earlier_iterations = info->lcp.iterations;
     if (info->lcp.status == CUSP_LCP_SOLVED) break;
+    if (!equilibrated && attempt == 0) {  // kept for the comparison below
+      for (int i = 0; i < N; i++) zk[i] = z[i] * dc[i];
+      failed_scaled = info->lcp;
+    }
+  }
+  if (attempts == 2 && !equilibrated && info->lcp.status != CUSP_LCP_SOLVED) {
+    // both failed: the answer (and report) of the one nearer a solution of the unscaled problem
+    // (its correction is applied, scaled down, in the step)
+    cuspLcpProblem unscaled = {N, A0, N, b0, NULL, NULL};
+    cuspLcpInfo first, second;
+    cusp_lcp_residual(w, &first, zk, &unscaled);
+    for (int i = 0; i < N; i++) zf[i] = z[i] * dc[i];
+    cusp_lcp_residual(w, &second, zf, &unscaled);
+    if (first.residual < second.residual) {
+      for (int i = 0; i < N; i++) z[i] = zk[i], dc[i] = 1;
+      failed_scaled.iterations = info->lcp.iterations;
+      failed_scaled.work += info->lcp.work;
+      info->lcp = failed_scaled;
+    }
   }
   if (info->lcp.status != CUSP_LCP_SOLVED && opt->rank_select && !info->rank_qr && k < m) {
     int kq = rank_select_classes(sel_qr, L, c->Jn, cls, nv, m, opt->eps_rank, scratch);
