@@ -1369,7 +1369,15 @@ reselect:
   int attempts = scale ? 2 : 1, earlier_iterations = 0, warm_solved = 0;
   cuspLcpInfo failed_scaled;
   cuspLcpProblem prob = {N, A, N, b, NULL, NULL};
+  int retried = 0;  // the unscaled retry of an island stage 2 scales ran
   for (int attempt = 0; attempt < attempts; attempt++) {
+    // the retry is made only while the step's pool still holds a whole run's budget: its finish
+    // is no backend run, and from a start the budget left unsolved it would solve outside it
+    if (attempt == 1 && !equilibrated) {
+      mjtNum own = opt->lcp.work_budget > 0 ? opt->lcp.work_budget : CUSP_SOLVE_WORK_BUDGET;
+      if (opt->lcp.work_pool && opt->lcp.work_budget >= 0 && !(*opt->lcp.work_pool >= own)) break;
+      retried = 1;
+    }
     int scaled = scale && (equilibrated ? attempt == 1 : attempt == 0);
     for (int j = 0; j < N; j++) memcpy(A + (size_t)j * N, A0 + (size_t)j * N, sizeof(mjtNum) * N);
     memcpy(b, b0, sizeof(mjtNum) * N);
@@ -1474,7 +1482,7 @@ reselect:
       failed_scaled = info->lcp;
     }
   }
-  if (attempts == 2 && !equilibrated && info->lcp.status != CUSP_LCP_SOLVED) {
+  if (retried && info->lcp.status != CUSP_LCP_SOLVED) {
     // both failed: the answer (and report) of the one nearer a solution of the unscaled problem
     // (its correction is applied, scaled down, in the step)
     cuspLcpProblem unscaled = {N, A0, N, b0, NULL, NULL};
