@@ -1364,7 +1364,7 @@ reselect:
   // on an arm's disks failed 26 of 3000 steps unscaled, none with the retry); one that stage 2
   // scales is solved scaled first and, if that fails, once more unscaled: Ruiz's row factors can
   // shrink a row's residual below tol while the backend's answer is not the solution (the scene
-  // fuzzer's disk islands, seeds 200000-201999 x 500 steps: 109 failed solves, 54 with the
+  // fuzzer's disk islands, seeds 200000-201999 x 500 steps: 109 failed solves, 59 with the
   // unscaled retry)
   int attempts = scale ? 2 : 1, earlier_iterations = 0, warm_solved = 0;
   cuspLcpInfo failed_scaled;
