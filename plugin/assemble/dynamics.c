@@ -148,15 +148,20 @@ static void clear_profile(mjtNum* a, int n, const int* first) {
 }
 
 // Meff (nv x nv, island dofs) from M at time t (MuJoCo's sparse lower triangle: row i holds its
-// ancestors and itself) and the damping the integrator treated implicitly
-static void effective_inertia(mjtNum* Meff, cuspDynamics* dyn, const mjModel* m,
-                              const mjData* d) {
+// ancestors and itself) and the damping the integrator treated implicitly. same: the island's dofs
+// are those of the last call, so its profile (from the sparsity patterns alone) is too.
+static void effective_inertia(mjtNum* Meff, cuspDynamics* dyn, const mjModel* m, const mjData* d,
+                              int same) {
   int nv = dyn->nv;
   int* first = dyn->meff_first;
   // the last island's entries back to zero (Meff is zero elsewhere), then this island's profile:
   // M couples a dof to its ancestors only (the trees), qDeriv to the dofs it couples
   if (dyn->meff_ld > 0) clear_profile(Meff, dyn->meff_ld, first);
-  for (int a = 0; a < nv; a++) first[a] = a;
+  same = same && dyn->meff_ld == nv && !dyn->meff_eq_grew;  // else from the patterns again
+  dyn->meff_eq_grew = 0;
+  if (!same) {
+    for (int a = 0; a < nv; a++) first[a] = a;
+  }
   dyn->meff_ld = nv;
   for (int a = 0; a < nv; a++) {
     int i = dyn->dofs[a];
@@ -166,6 +171,7 @@ static void effective_inertia(mjtNum* Meff, cuspDynamics* dyn, const mjModel* m,
       if (b < 0) continue;  // cannot happen: a dof's ancestors share its tree
       Meff[a * nv + b] = d->M[adr + k];
       Meff[b * nv + a] = d->M[adr + k];
+      if (same) continue;
       int hi = a > b ? a : b, lo = a > b ? b : a;
       if (lo < first[hi]) first[hi] = lo;
     }
@@ -190,6 +196,7 @@ static void effective_inertia(mjtNum* Meff, cuspDynamics* dyn, const mjModel* m,
         Meff[a * nv + b] -= 0.5 * h * q;
         Meff[b * nv + a] -= 0.5 * h * q;
       }
+      if (same) continue;
       int hi = a > b ? a : b, lo = a > b ? b : a;
       if (lo < first[hi]) first[hi] = lo;
     }
@@ -233,7 +240,7 @@ static int equality_rows(mjtNum* E, int ne_max, cuspDynamics* dyn, const mjModel
         if (row[a] == 0) continue;
         if (lowest == nv) lowest = a;
         for (int b = 0; b < nv; b++) dyn->Meff[a * nv + b] += D * row[a] * row[b];
-        if (lowest < dyn->meff_first[a]) dyn->meff_first[a] = lowest;
+        if (lowest < dyn->meff_first[a]) dyn->meff_first[a] = lowest, dyn->meff_eq_grew = 1;
       }
       continue;
     }
@@ -351,7 +358,7 @@ int cusp_dynamics_update(cuspDynamics* dyn, const mjModel* m, const mjData* d, c
     dyn->nr = 0;
     return 0;
   }
-  effective_inertia(dyn->Meff, dyn, m, d);
+  effective_inertia(dyn->Meff, dyn, m, d, same);
   int ne = equality_rows(dyn->scratch, dyn->ne_max, dyn, m, d);
   if (ne == 0) {
     dyn->identity = 1;
@@ -441,12 +448,10 @@ void cusp_dynamics_jac_span(mjtNum* jacp, mjtNum* jacr, const cuspDynamics* dyn,
     int a = dyn->local[j];
     if (a < 0) continue;  // cannot happen: an island holds whole trees
     const mjtNum* cdof = d->cdof + 6 * j;
-    if (jacp) {
-      mjtNum t[3];
-      mju_cross(t, cdof, offset);
-      jacp[a] = cdof[3] + t[0];
-      jacp[nv + a] = cdof[4] + t[1];
-      jacp[2 * nv + a] = cdof[5] + t[2];
+    if (jacp) {  // translation + rotation x offset (mju_cross's products and order, inline)
+      jacp[a] = cdof[3] + (cdof[1] * offset[2] - cdof[2] * offset[1]);
+      jacp[nv + a] = cdof[4] + (cdof[2] * offset[0] - cdof[0] * offset[2]);
+      jacp[2 * nv + a] = cdof[5] + (cdof[0] * offset[1] - cdof[1] * offset[0]);
     }
     if (jacr) {
       jacr[a] = cdof[0];

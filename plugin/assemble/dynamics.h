@@ -50,6 +50,7 @@ typedef struct cuspDynamics_ {
   int* meff_first;  // (cap) row i of the last Meff holds nonzeros at columns >= meff_first[i]
                     // only (and column i at rows >= it): cleared before the next island's, so
                     // that an island of many bodies costs its envelope, not nv^2
+  int meff_eq_grew; // 1: soft equality rows grew that profile (it then depends on values)
   int* l_first;     // (cap) the same for L
   int basis_updates;// how many times N was recomputed (E changed)
   const unsigned char* eq_compliant;  // (neq) borrowed, NULL: none; 1: the equality's rows enter

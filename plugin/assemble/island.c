@@ -19,6 +19,30 @@ int cusp_islands_init(cuspIslands* isl, const mjModel* m) {
     return -1;
   }
   for (int i = 0; i < m->nv; i++) isl->tree_of_dof[i] = m->dof_treeid[i];
+  // qDeriv's entries across trees (damping through tendons), counted then listed
+  for (int pass = 0; pass < 2; pass++) {
+    int n = 0;
+    for (int i = 0; i < m->nv; i++) {
+      int adr = m->D_rowadr[i];
+      for (int k = 0; k < m->D_rownnz[i]; k++) {
+        int j = m->D_colind[adr + k];
+        if (isl->tree_of_dof[j] == isl->tree_of_dof[i]) continue;
+        if (pass) {
+          isl->cross[2 * n] = isl->tree_of_dof[i];
+          isl->cross[2 * n + 1] = isl->tree_of_dof[j];
+        }
+        n++;
+      }
+    }
+    if (!pass) {
+      isl->ncross = n;
+      isl->cross = (int*)calloc(2 * (size_t)n + 1, sizeof(int));
+      if (!isl->cross) {
+        cusp_islands_free(isl);
+        return -1;
+      }
+    }
+  }
   return 0;
 }
 
@@ -29,6 +53,7 @@ void cusp_islands_free(cuspIslands* isl) {
   free(isl->dofs);
   free(isl->tree_of_dof);
   free(isl->cursor);
+  free(isl->cross);
   memset(isl, 0, sizeof(*isl));
 }
 
@@ -85,15 +110,7 @@ void cusp_islands_begin(cuspIslands* isl, const mjModel* m, const mjData* d) {
   }
   // implicit integrators factor M - h qDeriv: damping across trees (tendons) couples them
   if (m->opt.integrator == mjINT_IMPLICIT || m->opt.integrator == mjINT_IMPLICITFAST) {
-    for (int i = 0; i < m->nv; i++) {
-      int adr = m->D_rowadr[i];
-      for (int k = 0; k < m->D_rownnz[i]; k++) {
-        int j = m->D_colind[adr + k];
-        if (isl->tree_of_dof[j] != isl->tree_of_dof[i]) {
-          join_trees(isl, isl->tree_of_dof[i], isl->tree_of_dof[j]);
-        }
-      }
-    }
+    for (int c = 0; c < isl->ncross; c++) join_trees(isl, isl->cross[2 * c], isl->cross[2 * c + 1]);
   }
 }
 

@@ -22,6 +22,8 @@ typedef struct cuspIslands_ {
   int* dofadr;       // (ntree + 1) island i owns dofs[dofadr[i] .. dofadr[i + 1])
   int* dofs;         // (nv) model dofs of every island, ascending within an island
   int* cursor;       // (ntree) scratch
+  int ncross;        // qDeriv entries between two trees (implicit integrators; m->D_* order)
+  int* cross;        // (2 ncross) their trees (i's, j's): the pattern is the model's
 } cuspIslands;
 
 int cusp_islands_init(cuspIslands* isl, const mjModel* m);

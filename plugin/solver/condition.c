@@ -533,6 +533,20 @@ static int well_scaled_structured(const mjtNum* Gw, const mjtNum* dirs, int nv, 
 // contact's warm start (the previous step's impulses) usually solves it, or does so after one
 // active-set solve (the rows with z > 0 as equalities), and then nothing else is built.
 
+// |z - max(0, z - w)| of one row, a NaN read as infinite
+static inline mjtNum natural_residual(mjtNum z, mjtNum w) {
+  mjtNum res = fabs(z - max_num(0.0, z - w));
+  return isnan(res) ? INFINITY : res;
+}
+
+// a row's residual res and product zw = z w into the largest residual, the sum of squares and the
+// largest |z w|
+static inline void tally_row(mjtNum* nat, mjtNum* err2, mjtNum* comp, mjtNum res, mjtNum zw) {
+  *nat = max_num(*nat, res);
+  *err2 += res * res;
+  *comp = max_num(*comp, fabs(zw));
+}
+
 // w (N) := A z + b of contacts sel[0 .. k) (A with eps_n added to the normal diagonal), and the
 // natural-map residuals of z with it (info) and without eps_n (*res_original). y: (nv) scratch.
 // The natural-map residuals of z (N) with w (N, in: A z + b without eps_n; out: with it), q2 the
@@ -540,21 +554,18 @@ static int well_scaled_structured(const mjtNum* Gw, const mjtNum* dirs, int nv, 
 static void warm_natural(mjtNum* w, cuspLcpInfo* info, mjtNum* res_original, const mjtNum* z,
                          int N, int s, mjtNum q2, mjtNum eps_n) {
   mjtNum nat = 0, orig = 0, err2 = 0, comp = 0;
-  for (int i = 0, p = 0; i < N; i++, p = p + 1 < s ? p + 1 : 0) {  // p = i % s
-    int normal = p == 0;
-    mjtNum wi = w[i] + (normal ? eps_n * z[i] : 0);
-    mjtNum res = fabs(z[i] - max_num(0.0, z[i] - wi));
-    if (isnan(res)) res = INFINITY;
-    mjtNum ro = res;  // the same but on a normal row (wi differs from w[i] at most in a zero's sign)
-    if (normal) {
-      ro = fabs(z[i] - max_num(0.0, z[i] - w[i]));
-      if (isnan(ro)) ro = INFINITY;
+  for (int i0 = 0; i0 < N; i0 += s) {  // a contact's block: its normal row, then the others
+    mjtNum wi = w[i0] + eps_n * z[i0];
+    orig = max_num(orig, natural_residual(z[i0], w[i0]));  // without eps_n
+    tally_row(&nat, &err2, &comp, natural_residual(z[i0], wi), z[i0] * wi);
+    w[i0] = wi;
+    for (int i = i0 + 1; i < i0 + s; i++) {  // w[i] is the same with and without eps_n
+      wi = w[i] + 0;
+      mjtNum res = natural_residual(z[i], wi);
+      orig = max_num(orig, res);
+      tally_row(&nat, &err2, &comp, res, z[i] * wi);
+      w[i] = wi;
     }
-    w[i] = wi;
-    nat = max_num(nat, res);
-    orig = max_num(orig, ro);
-    err2 += res * res;
-    comp = max_num(comp, fabs(z[i] * wi));
   }
   info->residual = nat;
   info->siconos_error = sqrt(err2) / (q2 > 0 ? sqrt(q2) : 1.0);
@@ -993,8 +1004,8 @@ size_t cusp_contact_worksize(int nv, int m, int r, const cuspConditionOptions* o
   size_t bytes = CUSP_ALIGN(sizeof(mjtNum) * nvv * nvv);                 // L
   bytes += CUSP_ALIGN(sizeof(mjtNum) * nvv * nc);                         // G
   bytes += CUSP_ALIGN(sizeof(mjtNum) * nvv * 3 * (size_t)(m > 0 ? m : 1)); // Gw
-  // A0, A, b, dr, dc, z, w, b0, z0, zf, zs
-  bytes += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 9 * NN));
+  // A0, A, b, dr, dc, z, w, b0, z0, zf, zs, zk
+  bytes += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 10 * NN));
   bytes += CUSP_ALIGN(sizeof(int) * 3 * (size_t)(m > 0 ? m : 1));         // sel, sel_qr, cls
   size_t s1 = cusp_rank_select_worksize(nv, m);
   size_t s0 = rank_screen_worksize(m);
@@ -1146,7 +1157,8 @@ cuspLcpStatus cusp_contact_solve(mjtNum* fn, mjtNum* beta, mjtNum* gamma, int* k
   mjtNum* z0 = w + NN;      // (N) the start, kept for the fallback chain
   mjtNum* zf = z0 + NN;     // (N) the failed backend's answer
   mjtNum* zs = zf + NN;     // (N) the unscaled start of the dense path
-  p += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 9 * NN));
+  mjtNum* zk = zs + NN;     // (N) the scaled attempt's unscaled answer, when it failed
+  p += CUSP_ALIGN(sizeof(mjtNum) * (2 * NN * NN + 10 * NN));
   int* sel = (int*)p;       // (m)
   int* sel_qr = sel + (m > 0 ? m : 1);  // (m) the QR's selection, when the screen's failed
   int* cls = sel_qr + (m > 0 ? m : 1);  // (m) stage 1's priority classes (rank_classes)
@@ -1349,11 +1361,24 @@ reselect:
   lcp_opt.block = s;  // PGS sweeps contact by contact (the cone-slack row has a zero diagonal)
   // an equilibrated island is solved unscaled first; if that fails, once more with stage 2 (on
   // degenerate friction LCPs the backends can need the equilibration even then: a box resting
-  // on an arm's disks failed 26 of 3000 steps unscaled, none with the retry)
-  int attempts = scale && equilibrated ? 2 : 1, earlier_iterations = 0, warm_solved = 0;
+  // on an arm's disks failed 26 of 3000 steps unscaled, none with the retry); one that stage 2
+  // scales is solved scaled first and, if that fails, once more unscaled: Ruiz's row factors can
+  // shrink a row's residual below tol while the backend's answer is not the solution (the scene
+  // fuzzer's disk islands, seeds 200000-201999 x 500 steps: 109 failed solves, 59 with the
+  // unscaled retry)
+  int attempts = scale ? 2 : 1, earlier_iterations = 0, warm_solved = 0;
+  cuspLcpInfo failed_scaled;
   cuspLcpProblem prob = {N, A, N, b, NULL, NULL};
+  int retried = 0;  // the unscaled retry of an island stage 2 scales ran
   for (int attempt = 0; attempt < attempts; attempt++) {
-    int scaled = scale && (!equilibrated || attempt == 1);
+    // the retry is made only while the step's pool still holds a whole run's budget: its finish
+    // is no backend run, and from a start the budget left unsolved it would solve outside it
+    if (attempt == 1 && !equilibrated) {
+      mjtNum own = opt->lcp.work_budget > 0 ? opt->lcp.work_budget : CUSP_SOLVE_WORK_BUDGET;
+      if (opt->lcp.work_pool && opt->lcp.work_budget >= 0 && !(*opt->lcp.work_pool >= own)) break;
+      retried = 1;
+    }
+    int scaled = scale && (equilibrated ? attempt == 1 : attempt == 0);
     for (int j = 0; j < N; j++) memcpy(A + (size_t)j * N, A0 + (size_t)j * N, sizeof(mjtNum) * N);
     memcpy(b, b0, sizeof(mjtNum) * N);
     // stage 2
@@ -1452,6 +1477,25 @@ reselect:
     info->lcp.iterations += earlier_iterations;
     earlier_iterations = info->lcp.iterations;
     if (info->lcp.status == CUSP_LCP_SOLVED) break;
+    if (!equilibrated && attempt == 0) {  // kept for the comparison below
+      for (int i = 0; i < N; i++) zk[i] = z[i] * dc[i];
+      failed_scaled = info->lcp;
+    }
+  }
+  if (retried && info->lcp.status != CUSP_LCP_SOLVED) {
+    // both failed: the answer (and report) of the one nearer a solution of the unscaled problem
+    // (its correction is applied, scaled down, in the step)
+    cuspLcpProblem unscaled = {N, A0, N, b0, NULL, NULL};
+    cuspLcpInfo first, second;
+    cusp_lcp_residual(w, &first, zk, &unscaled);
+    for (int i = 0; i < N; i++) zf[i] = z[i] * dc[i];
+    cusp_lcp_residual(w, &second, zf, &unscaled);
+    if (first.residual < second.residual) {
+      for (int i = 0; i < N; i++) z[i] = zk[i], dc[i] = 1;
+      failed_scaled.iterations = info->lcp.iterations;
+      failed_scaled.work += info->lcp.work;
+      info->lcp = failed_scaled;
+    }
   }
   if (info->lcp.status != CUSP_LCP_SOLVED && opt->rank_select && !info->rank_qr && k < m) {
     int kq = rank_select_classes(sel_qr, L, c->Jn, cls, nv, m, opt->eps_rank, scratch);

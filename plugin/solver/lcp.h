@@ -121,9 +121,10 @@ typedef struct cuspLcpBackend_ {
 // A run stopped by the budget returns CUSP_LCP_MAX_ITER with the message "work budget reached";
 // the plugin counts it as a failed solve like any other unsolved step. The chain (and the
 // plugin's fallback) stops at the first run that succeeds, so a contact solve costs at most one
-// budget per backend it tries and attempt it makes (condition.h: an equilibrated island unscaled,
-// then scaled; a failed stage-1 selection of the screen, once more with the QR's: at most 4
-// attempts, the second to fourth only after a failure). Measured on this machine a unit is about
+// budget per backend it tries and attempt it makes (condition.c: an equilibrated island unscaled,
+// then scaled, an island stage 2 scales scaled, then unscaled; a failed stage-1 selection of the
+// screen, once more with the QR's: at most 4 attempts, the second to fourth only after a
+// failure). Measured on this machine a unit is about
 // 0.5 ns of one core (Newton n = 100..400, Lemke n = 50..400): the default is about 5 ms a run.
 // A rigid (patch) island gets at least 200 Newton steps of its own size (step/patch_solve.c), a
 // controller's solve 200 Newton steps of its size (control/inverse.c).

@@ -281,7 +281,7 @@ static void assemble(cuspStepWork* w, cuspDynamics* dyn, const cuspContact* cs, 
   mjtNum h = m->opt.timestep;
   mjtNum* jrel = w->jac;             // (3 x nv)
   mjtNum* scratch = w->jac + 3 * nv; // (3 x nv)
-  mjtNum* jred = w->jac + 3 * nv;    // (3 x nr), after scratch is done with
+  mjtNum* jred = dyn->identity ? jrel : w->jac + 3 * nv;  // (3 x nr), after scratch is done
   mjtNum* vloc = w->g;               // (nv) the island's free velocity; g is free until the solve
   cusp_dynamics_gather(vloc, dyn, d->qvel);
   for (int i = 0; i < n; i++) {
@@ -289,7 +289,7 @@ static void assemble(cuspStepWork* w, cuspDynamics* dyn, const cuspContact* cs, 
     cusp_relative_jac(jrel, NULL, scratch, dyn, m, d, c->pos, c->body[0], c->body[1], 0, nv);
     mjtNum vrel[3];  // m/s, velocity of the registered geom's point relative to the other
     mju_mulMatVec(vrel, jrel, vloc, 3, nv);
-    cusp_dynamics_reduce(jred, dyn, jrel, 3);
+    if (!dyn->identity) cusp_dynamics_reduce(jred, dyn, jrel, 3);  // N = I: jred is jrel
     const mjtNum* t = c->frame;
     const mjtNum* o = c->frame + 3;
     const mjtNum* nn = c->frame + 6;
@@ -699,21 +699,42 @@ static int contact_mode(mjtNum impulse_n, mjtNum slip, const cuspConfig* cfg) {
 // configuration q* for detection; MuJoCo's own step leaves those of the state it started from, and
 // so does cusp_step (saved before, restored after): what the viewer, sensors read later and user
 // code see after mj_step is what stock MuJoCo gives them.
-#define CUSP_NKINEMATIC 14
+// mjData's arrays from xpos to cinert in its layout order (mjxmacro.h), all of them written by
+// mj_kinematics and mj_comPos or by the camera and light stage (xiquat, geom_xquat and site_xquat
+// included: MuJoCo's kinematics write them too)
+#define CUSP_NKINEMATIC 21
 static int kinematic_arrays(mjtNum* arr[CUSP_NKINEMATIC], size_t len[CUSP_NKINEMATIC],
                             const mjModel* m, mjData* d) {
-  mjtNum* a[CUSP_NKINEMATIC] = {d->xpos, d->xquat, d->xmat, d->xipos, d->ximat, d->xanchor,
-                                d->xaxis, d->geom_xpos, d->geom_xmat, d->site_xpos, d->site_xmat,
-                                d->subtree_com, d->cinert, d->cdof};
-  size_t n[CUSP_NKINEMATIC] = {3, 4, 9, 3, 9, 3, 3, 3, 9, 3, 9, 3, 10, 6};
-  size_t count[CUSP_NKINEMATIC] = {m->nbody, m->nbody, m->nbody, m->nbody, m->nbody, m->njnt,
-                                   m->njnt, m->ngeom, m->ngeom, m->nsite, m->nsite, m->nbody,
-                                   m->nbody, m->nv};
+  mjtNum* a[CUSP_NKINEMATIC] = {
+      d->xpos,      d->xquat,      d->xmat,      d->xipos,      d->xiquat,    d->ximat,
+      d->xanchor,   d->xaxis,      d->geom_xpos, d->geom_xquat, d->geom_xmat, d->site_xpos,
+      d->site_xquat, d->site_xmat, d->cam_xpos,  d->cam_xmat,   d->light_xpos, d->light_xdir,
+      d->subtree_com, d->cdof,     d->cinert};
+  size_t n[CUSP_NKINEMATIC] = {3, 4, 9, 3, 4, 9, 3, 3, 3, 4, 9, 3, 4, 9, 3, 9, 3, 3, 3, 6, 10};
+  size_t count[CUSP_NKINEMATIC] = {
+      m->nbody, m->nbody, m->nbody, m->nbody, m->nbody, m->nbody, m->njnt,
+      m->njnt,  m->ngeom, m->ngeom, m->ngeom, m->nsite, m->nsite, m->nsite,
+      m->ncam,  m->ncam,  m->nlight, m->nlight, m->nbody, m->nv,  m->nbody};
   for (int i = 0; i < CUSP_NKINEMATIC; i++) {
     arr[i] = a[i];
     len[i] = n[i] * count[i];
   }
   return CUSP_NKINEMATIC;
+}
+
+// 1 if the n arrays lie in this order in memory without overlap (mjData's one buffer): then the
+// span from the first to the end of the last holds them and alignment padding only, and is saved
+// and restored by one copy (*len: its length in mjtNum)
+// (empty arrays, which may have no address, are skipped)
+static int kinematic_span(size_t* len, mjtNum* const arr[], const size_t alen[], int n) {
+  const mjtNum* end = arr[0] + alen[0];
+  for (int i = 1; i < n; i++) {
+    if (alen[i] == 0) continue;
+    if (end > arr[i]) return 0;
+    end = arr[i] + alen[i];
+  }
+  *len = (size_t)(end - arr[0]);
+  return 1;
 }
 
 static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d,
@@ -722,16 +743,26 @@ static int step_at_free_configuration(cuspStepWork* w, mjtNum* state, const mjMo
 int cusp_step(cuspStepWork* w, mjtNum* state, const mjModel* m, mjData* d, const cuspConfig* cfg) {
   mjtNum* arr[CUSP_NKINEMATIC];
   size_t len[CUSP_NKINEMATIC], total = 0;
-  int n = kinematic_arrays(arr, len, m, d);
+  int n = 1;
+  if (w->kin_buffer != d->buffer) {  // the layout of this mjData's buffer, looked at once
+    n = kinematic_arrays(arr, len, m, d);
+    if (!kinematic_span(&w->kin_span, arr, len, n)) w->kin_span = 0;
+    w->kin_buffer = d->buffer;
+  }
+  if (w->kin_span) {
+    arr[0] = d->xpos, len[0] = w->kin_span;
+  } else {
+    n = kinematic_arrays(arr, len, m, d);
+  }
   for (int i = 0; i < n; i++) total += len[i];
   mj_markStack(d);
   mjtNum* saved = mj_stackAllocNum(d, total + 1);
   for (int i = 0, at = 0; i < n; at += (int)len[i], i++) {
-    memcpy(saved + at, arr[i], sizeof(mjtNum) * len[i]);
+    if (len[i]) memcpy(saved + at, arr[i], sizeof(mjtNum) * len[i]);
   }
   int rc = step_at_free_configuration(w, state, m, d, cfg);
   for (int i = 0, at = 0; i < n; at += (int)len[i], i++) {
-    memcpy(arr[i], saved + at, sizeof(mjtNum) * len[i]);
+    if (len[i]) memcpy(arr[i], saved + at, sizeof(mjtNum) * len[i]);
   }
   mj_freeStack(d);
   return rc;

@@ -71,6 +71,9 @@ typedef struct cuspStepWork_ {
                            // (from step_work_budget; they share it through the LCP options)
   mjtNum solve_work;       // work units the last step's disk-island backend runs spent
   cuspPatchWork patch;     // patch contact: patches, rigid point contacts, MCP
+  // the kinematic arrays saved and restored around the step, as one span of d's buffer
+  const void* kin_buffer;  // d->buffer the span was found in (NULL: not looked at yet)
+  size_t kin_span;         // mjtNum from d->xpos (0: not one span, array by array)
   // RK4: the configuration at the start of the step (cusp_step_record_start)
   mjtNum* q_start;      // (nq)
   mjtNum* q_euler;      // (nq) scratch: q_start (+) h v*

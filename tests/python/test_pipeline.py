@@ -433,7 +433,8 @@ def test_a_pusher_welded_to_a_moving_mocap_keeps_its_pace_while_it_pushes(integr
 @pytest.mark.parametrize("integrator", INTEGRATORS)
 def test_after_a_step_the_kinematics_are_those_stock_mujoco_leaves(integrator):
     """cusp computes poses at the free configuration q* to detect contacts; after mj_step the
-    kinematic arrays (body, geom and site poses, subtree centres of mass, cinert, cdof) are the
+    kinematic arrays (body, geom and site poses with their quaternions, subtree centres of mass,
+    cinert, cdof) are the
     ones stock MuJoCo leaves (Euler, implicit: the step's start; RK4: its last stage): bitwise equal
     to the same model without cusp.contact stepped from the same state, for a sliding crate with a
     puck on it (disk and patch contacts every step)."""
@@ -450,8 +451,8 @@ def test_after_a_step_the_kinematics_are_those_stock_mujoco_leaves(integrator):
     plain = mujoco.MjModel.from_xml_string(f"<mujoco>{body}</mujoco>")
     ref = mujoco.MjData(plain)
     d.qvel[0] = 0.3  # the crate slides: q* differs from the start in every step
-    names = ("xpos", "xquat", "xmat", "xipos", "ximat", "geom_xpos", "geom_xmat", "site_xpos",
-             "site_xmat", "subtree_com", "cinert", "cdof")
+    names = ("xpos", "xquat", "xmat", "xipos", "xiquat", "ximat", "geom_xpos", "geom_xquat",
+             "geom_xmat", "site_xpos", "site_xquat", "site_xmat", "subtree_com", "cinert", "cdof")
     for _ in range(50):
         ref.qpos[:], ref.qvel[:], ref.time = d.qpos, d.qvel, d.time
         mujoco.mj_step(m, d)
