@@ -1123,6 +1123,12 @@ static mjtNum stick_mobility(const cuspPatchWork* w, int i, int k) {
 // mobility (stick_mobility) <= 1e-2 W_kk. A free body keeps 3 dofs for its normal rows
 // whatever its patch's friction rows hold (none of the mjcf/ scenes' rows is held: trajectories
 // bitwise unchanged). vn: the free row velocities (w->vfree).
+// m, start-of-step gap g0 of vertex k of island patch i (its gap at q* less h times its free
+// normal velocity; < 0: cusp_normal_rhs asks for push-out)
+static mjtNum start_gap(const cuspPatchWork* w, int i, int k, mjtNum h) {
+  return w->island[i].gap[k] - h * w->vfree[w->row_of[i] + k];
+}
+
 static void hold_immobile_rows(cuspPatchWork* w, mjtNum h) {
   const mjtNum* vn = w->vfree;
   for (int i = 0; i < w->nisland; i++) {
@@ -1130,7 +1136,7 @@ static void hold_immobile_rows(cuspPatchWork* w, mjtNum h) {
     mjtNum wmax = patch_wmax(w, i);
     for (int k = 0; k < P->nvert; k++) {
       int r = w->row_of[i] + k;
-      if (P->gap[k] - h * vn[r] >= 0) continue;  // no push-out asked (cusp_normal_rhs)
+      if (start_gap(w, i, k, h) >= 0) continue;  // no push-out asked (cusp_normal_rhs)
       mjtNum wkk = w->W[(size_t)r * w->nrows + r];
       if (inert_row(wkk, wmax) || stick_mobility(w, i, k) <= 1e-2 * wkk) w->ub0[r] = vn[r];
     }
@@ -1423,20 +1429,21 @@ static cuspLcpStatus cold_restart(cuspPatchWork* w, const cuspMcpProblem* prob,
 // (an open gap, or a vertex held at its depth)
 static mjtNum pushout_depth(const cuspPatchWork* w, int i, int k, mjtNum h) {
   int r = w->row_of[i] + k;
-  mjtNum g0 = w->island[i].gap[k] - h * w->vfree[r];  // m, start-of-step gap
+  mjtNum g0 = start_gap(w, i, k, h);
   return g0 < 0 && w->ub0[r] != w->vfree[r] ? -g0 : 0;
 }
 
-// the vertex rows of the island asking for push-out out of a depth in (lo, hi] (m)
-static int pushout_rows(const cuspPatchWork* w, mjtNum h, mjtNum lo, mjtNum hi) {
-  int n = 0;
+// the vertex rows of the island asking for push-out: out of a depth of at most rest (m) in
+// *shallow, of more in *deep
+static void pushout_rows(int* shallow, int* deep, const cuspPatchWork* w, mjtNum h, mjtNum rest) {
+  *shallow = *deep = 0;
   for (int i = 0; i < w->nisland; i++) {
     for (int k = 0; k < w->island[i].nvert; k++) {
       mjtNum depth = pushout_depth(w, i, k, h);
-      n += depth > lo && depth <= hi;
+      *shallow += depth > 0 && depth <= rest;
+      *deep += depth > rest;
     }
   }
-  return n;
 }
 
 // A failed island whose penetrating vertices ask for push-out (the gap stabilisation, not the
@@ -1450,9 +1457,10 @@ static int pushout_rows(const cuspPatchWork* w, mjtNum h, mjtNum lo, mjtNum hi) 
 // problem restored otherwise. From the failed solve's best iterate (where the vertices at rest
 // are all that is wrong, its stall is their few 1e-7 m/s), or from the island's starting point
 // (where the failed solve's impulses grew without bound against a push-out that has no solution:
-// from them the solve stalls where from the start it solves, the squeezed box of test_grasp_stack). Returns 1 if kept. Only what
-// fails is dropped, the shallow ones first: a body rolling on a rim ratchets deeper each step its
-// push-out is dropped (a tumbling cylinder in a pile: 3e-5 -> 9e-5 m in 14 steps).
+// from them the solve stalls where from the start it solves, the squeezed box of
+// test_grasp_stack). Returns 1 if kept. Only what fails is dropped, the shallow ones first: a
+// body rolling on a rim ratchets deeper each step its push-out is dropped (a tumbling cylinder
+// in a pile: 3e-5 -> 9e-5 m in 14 steps).
 static int drop_pushout(cuspPatchWork* w, const cuspMcpProblem* prob, const cuspMcpOptions* opt,
                         const cuspConfig* cfg, mjtNum h, mjtNum max_depth, int from_start) {
   memcpy(w->ub0_pushout, w->ub0, sizeof(mjtNum) * w->nrows);
@@ -1497,10 +1505,11 @@ static cuspLcpStatus solve_island(cuspPatchWork* w, const cuspMcpProblem* prob,
   opt.warm_start = 1;
   // vertices at rest: a depth recovered at the rest speed within the step
   const mjtNum rest = CUSP_SLIP_SPEED * h;  // m
-  int shallow = cfg->finish ? pushout_rows(w, h, 0, rest) : 0;
-  int deep = cfg->finish ? pushout_rows(w, h, rest, INFINITY) : 0;
+  int shallow = 0, deep = 0;
+  if (cfg->finish) pushout_rows(&shallow, &deep, w, h, rest);
   // where the push-out may be what has no solution, its fallbacks wait until it is dropped
   if (shallow || deep) memcpy(w->z_start, w->z, sizeof(mjtNum) * w->nz);
+  // the solver's F buffer must differ from w->F (used as scratch by the Jacobian callback)
   cuspLcpStatus status = solve_proximal(w, prob, &opt, !(shallow || deep));
   if (status != CUSP_LCP_SOLVED && shallow && drop_pushout(w, prob, &opt, cfg, h, rest, 0)) {
     return CUSP_LCP_SOLVED;

@@ -56,7 +56,8 @@ typedef struct cuspPatchWork_ {
   int bands;                // islands solved in band mode (since init)
   mjtNum* ub0;              // (cap_rows) velocity of the rows without impulse (+ gap terms)
   mjtNum* vfree;            // (cap_rows) m/s, velocity of the rows without impulse (no gap terms)
-  mjtNum* ub0_pushout;      // (cap_rows) ub0 while the push-out is dropped (drop_pushout)
+  mjtNum* ub0_pushout;      // (cap_rows) ub0 with the push-out, kept while drop_pushout
+                            // solves without it
   mjtNum* p;                // (cap_rows) row impulses
   mjtNum* ub;               // (cap_rows) row velocities
   mjtNum* G;                // (cap_rows x cap_z) column-major d ub / d z

@@ -2,6 +2,7 @@
 #include "step/step.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -722,15 +723,15 @@ static int kinematic_arrays(mjtNum* arr[CUSP_NKINEMATIC], size_t len[CUSP_NKINEM
   return CUSP_NKINEMATIC;
 }
 
-// 1 if the n arrays lie in this order in memory without overlap (mjData's one buffer): then the
-// span from the first to the end of the last holds them and alignment padding only, and is saved
-// and restored by one copy (*len: its length in mjtNum)
-// (empty arrays, which may have no address, are skipped)
+// 1 if the n arrays lie in this order in memory without overlap, each after the last's end by
+// less than mjData's 64-byte alignment (its one buffer): then the span from the first to the end
+// of the last holds them and alignment padding only, and is saved and restored by one copy
+// (*len: its length in mjtNum) (empty arrays, which may have no address, are skipped)
 static int kinematic_span(size_t* len, mjtNum* const arr[], const size_t alen[], int n) {
   const mjtNum* end = arr[0] + alen[0];
   for (int i = 1; i < n; i++) {
     if (alen[i] == 0) continue;
-    if (end > arr[i]) return 0;
+    if (end > arr[i] || arr[i] - end >= (ptrdiff_t)(64 / sizeof(mjtNum))) return 0;
     end = arr[i] + alen[i];
   }
   *len = (size_t)(end - arr[0]);
