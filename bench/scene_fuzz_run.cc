@@ -4,6 +4,9 @@
 // summary object on the last line.
 //   scene_fuzz_run [--first S] [--count N] [--seconds T] [--steps K] [--step-budget SEC]
 //                  [--dump DIR]   (DIR/fuzz<seed>.xml: each scene's MJCF, to replay by hand)
+//                  [--integrator NAME]  (every scene run with MuJoCo's integrator NAME: Euler,
+//                                        RK4, implicit, implicitfast; the generator draws Euler
+//                                        or implicitfast)
 // Stops after N scenes or after T seconds of wall time, whichever first. A scene over
 // K * step-budget seconds of CPU (default scene_fuzz.h's kStepBudget * kSlowdown) fails as a hang;
 // a child that does not return within three times that plus a minute of wall time is killed by its
@@ -39,6 +42,19 @@ std::string Escape(const std::string& s) {
 // exit codes the sanitizers are told to use (bench/scene_fuzz sets ASAN_OPTIONS, UBSAN_OPTIONS)
 constexpr int kAsanExit = 86, kUbsanExit = 87;
 
+// The scene's integrator (its <option integrator="..."> and the summary's name) replaced by name
+void SetIntegrator(cusp_fuzz::Scene* sc, const std::string& name) {
+  const std::string key = "integrator=\"";
+  size_t at = sc->xml.find(key);
+  if (at == std::string::npos) return;
+  at += key.size();
+  size_t end = sc->xml.find('"', at);
+  std::string old = sc->xml.substr(at, end - at);
+  sc->xml.replace(at, end - at, name);
+  size_t s = sc->summary.find(old + " h=");
+  if (s != std::string::npos) sc->summary.replace(s, old.size(), name);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -46,6 +62,7 @@ int main(int argc, char** argv) {
   double seconds = -1, step_budget = cusp_fuzz::kStepBudget * cusp_fuzz::kSlowdown;
   int steps = 1000;
   std::string dump;  // --dump DIR: write each scene's MJCF there
+  std::string integrator;  // --integrator NAME: the scenes' integrator replaced by NAME
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--first")
@@ -60,10 +77,12 @@ int main(int argc, char** argv) {
       step_budget = std::atof(argv[i + 1]);
     else if (a == "--dump")
       dump = argv[i + 1];
+    else if (a == "--integrator")
+      integrator = argv[i + 1];
     else {
       std::fprintf(stderr,
                    "usage: %s [--first S] [--count N] [--seconds T] [--steps K] "
-                   "[--step-budget SEC] [--dump DIR]\n",
+                   "[--step-budget SEC] [--dump DIR] [--integrator NAME]\n",
                    argv[0]);
       return 2;
     }
@@ -81,6 +100,7 @@ int main(int argc, char** argv) {
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if ((count >= 0 && n >= count) || (seconds >= 0 && elapsed >= seconds)) break;
     cusp_fuzz::Scene sc = cusp_fuzz::Generate((uint64_t)seed);
+    if (!integrator.empty()) SetIntegrator(&sc, integrator);
     if (!dump.empty()) {  // the scene's MJCF, to replay one by hand
       std::string path = dump + "/fuzz" + std::to_string(seed) + ".xml";
       if (FILE* f = std::fopen(path.c_str(), "w")) {
