@@ -3,7 +3,8 @@
 // report or a hang ends that scene only and is counted. Prints one JSON object per scene, then a
 // summary object on the last line.
 //   scene_fuzz_run [--first S] [--count N] [--seconds T] [--steps K] [--step-budget SEC]
-//                  [--dump DIR]   (DIR/fuzz<seed>.xml: each scene's MJCF, to replay by hand)
+//                  [--dump DIR]   (DIR/fuzz<seed>.xml: each scene's MJCF, to replay by hand;
+//                                  a comment first holds its constant ctrl and mocap motion)
 //                  [--integrator NAME]  (every scene run with MuJoCo's integrator NAME: Euler,
 //                                        RK4, implicit, implicitfast; the generator draws Euler
 //                                        or implicitfast)
@@ -104,7 +105,7 @@ int main(int argc, char** argv) {
     if (!dump.empty()) {  // the scene's MJCF, to replay one by hand
       std::string path = dump + "/fuzz" + std::to_string(seed) + ".xml";
       if (FILE* f = std::fopen(path.c_str(), "w")) {
-        std::fputs(sc.xml.c_str(), f);
+        std::fputs(cusp_fuzz::Serialize(sc).c_str(), f);  // the MJCF, its ctrl in a comment
         std::fclose(f);
       }
     }

@@ -72,7 +72,9 @@ const cuspKey cusp_config_keys[] = {
   {"finish", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
    "when the backends stop short of the tolerance, one active-set solve from their answer (the "
    "rows with positive impulse as equalities), then up to 5 active-set rounds with basic "
-   "solutions, then Lemke with ties by basic values; a rigid island's solve that stops short: "
+   "solutions, then Lemke with ties by basic values; a disk island still short is solved again "
+   "with its push-out dropped (penetrating contacts held at their depth, the shallow ones "
+   "first); a rigid island's solve that stops short: "
    "solved again with its push-out dropped (penetrating vertices held at their depth), and where "
    "every patch sticks the all-stick QP finish; an answer is kept only if it meets the "
    "tolerance", AT(finish)},

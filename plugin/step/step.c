@@ -43,6 +43,9 @@ static void free_buffers(cuspStepWork* w) {
   free(w->Jn_r);
   free(w->Jto_r);
   free(w->bn);
+  free(w->vn);
+  free(w->failed);
+  free(w->failed_keep);
   free(w->bt);
   free(w->mu);
   free(w->fn);
@@ -68,6 +71,9 @@ static int grow(cuspStepWork* w, int capacity) {
   w->Jn_r = (mjtNum*)calloc(c * nv + 1, sizeof(mjtNum));
   w->Jto_r = (mjtNum*)calloc(c * 2 * nv + 1, sizeof(mjtNum));
   w->bn = (mjtNum*)calloc(c, sizeof(mjtNum));
+  w->vn = (mjtNum*)calloc(c, sizeof(mjtNum));
+  w->failed = (mjtNum*)calloc(c * (r + 3) + 1, sizeof(mjtNum));
+  w->failed_keep = (int*)calloc(c, sizeof(int));
   w->bt = (mjtNum*)calloc(c * r + 1, sizeof(mjtNum));
   w->mu = (mjtNum*)calloc(c, sizeof(mjtNum));
   w->fn = (mjtNum*)calloc(c, sizeof(mjtNum));
@@ -79,7 +85,7 @@ static int grow(cuspStepWork* w, int capacity) {
   w->solver_bytes = cusp_contact_worksize(nv, capacity, r, &w->cond_opt);
   w->solver_work = malloc(w->solver_bytes);
   int ok = w->contacts && w->prev_pair && w->prev_fn && w->prev_beta && w->prev_gamma &&
-           w->Jn_r && w->Jto_r && w->bn && w->bt && w->mu && w->fn && w->beta &&
+           w->Jn_r && w->Jto_r && w->bn && w->vn && w->failed && w->failed_keep && w->bt && w->mu && w->fn && w->beta &&
            w->gamma && w->keep && w->pair && w->sorted && w->solver_work;
   if (ok && old.capacity) {
     memcpy(w->contacts, old.contacts, old.capacity * sizeof(cuspContact));
@@ -296,8 +302,8 @@ static void assemble(cuspStepWork* w, cuspDynamics* dyn, const cuspContact* cs, 
     const mjtNum* nn = c->frame + 6;
     mju_mulMatTVec(w->Jn_r + (size_t)i * nr, jred, nn, 3, nr);
     // free normal velocity plus gap term (speculative gaps exactly, penetration recovered)
-    w->bn[i] = cusp_normal_rhs(mju_dot3(vrel, nn), c->gap, h, cfg->gap_alpha,
-                               cfg->pushout_speed);
+    w->vn[i] = mju_dot3(vrel, nn);
+    w->bn[i] = cusp_normal_rhs(w->vn[i], c->gap, h, cfg->gap_alpha, cfg->pushout_speed);
     w->mu[i] = c->mu;
     // the tangent rows; friction direction k is cone[2k] t + cone[2k+1] o (the solver combines)
     mju_mulMatTVec(w->Jto_r + (size_t)2 * i * nr, jred, t, 3, nr);
@@ -362,6 +368,55 @@ typedef struct IslandResult_ {
 
 // Disk contacts c0 .. c0 + n of one island without patch rows: the conditioned LCP with the
 // configured backend; the correction goes into w->dv at the island's dofs.
+// A failed disk island whose penetrating contacts ask for push-out (the gap stabilisation, not the
+// physics) may have no solution because of it: a carrier squeezed between the floor and a pusher
+// that cannot move along the normal is asked to leave both. Solved once more with the push-out of
+// every contact at most max_depth (m) deep dropped (held at its depth: bn = its free normal
+// velocity vn); kept if that solves it, the failed answer and bn restored otherwise. Returns 1 if
+// kept. The shallow ones first, as for patch islands (step/patch_solve.c, drop_pushout).
+static int drop_disk_pushout(IslandResult* res, cuspStepWork* w, const cuspContactLcp* lcp,
+                             const cuspConditionOptions* opt, int c0, int n, mjtNum h,
+                             mjtNum max_depth) {
+  const cuspContact* ct = w->contacts + c0;
+  int r = w->r, dropped = 0;
+  mjtNum* bn = w->failed;  // (n) the island's bn, then its failed fn (n), beta (n r), gamma (n)
+  mjtNum* fn = bn + n;
+  mjtNum* beta = fn + n;
+  mjtNum* gamma = beta + (size_t)n * r;
+  memcpy(bn, w->bn, sizeof(mjtNum) * n);
+  for (int i = 0; i < n; i++) {
+    mjtNum depth = h * w->vn[i] - ct[i].gap;  // m, start-of-step penetration (> 0)
+    if (depth > 0 && depth <= max_depth && w->bn[i] != w->vn[i]) {
+      w->bn[i] = w->vn[i];
+      dropped++;
+    }
+  }
+  if (!dropped) return 0;
+  memcpy(fn, w->fn + c0, sizeof(mjtNum) * n);
+  memcpy(beta, w->beta + (size_t)c0 * r, sizeof(mjtNum) * n * r);
+  memcpy(gamma, w->gamma + c0, sizeof(mjtNum) * n);
+  memcpy(w->failed_keep, w->keep + c0, sizeof(int) * n);
+  cuspConditionInfo failed_info = w->info;
+  cuspLcpStatus status = cusp_contact_solve(w->fn + c0, w->beta + (size_t)c0 * r, w->gamma + c0,
+                                            w->keep + c0, &w->info, lcp, opt, w->solver_work,
+                                            w->solver_bytes);
+  res->iterations += w->info.lcp.iterations;
+  if (status == CUSP_LCP_SOLVED) {
+    res->status = status;
+    res->kept = w->info.kept;
+    res->rcond_before = w->info.rcond_before;
+    res->rcond_after = w->info.rcond_after;
+    return 1;
+  }
+  memcpy(w->bn, bn, sizeof(mjtNum) * n);
+  memcpy(w->fn + c0, fn, sizeof(mjtNum) * n);
+  memcpy(w->beta + (size_t)c0 * r, beta, sizeof(mjtNum) * n * r);
+  memcpy(w->gamma + c0, gamma, sizeof(mjtNum) * n);
+  memcpy(w->keep + c0, w->failed_keep, sizeof(int) * n);
+  w->info = failed_info;
+  return 0;
+}
+
 static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* dyn, int c0, int n,
                               const mjModel* m, const mjData* d, const cuspConfig* cfg,
                               const cuspConditionOptions* cond_opt) {
@@ -406,6 +461,12 @@ static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* 
     res->kept = w->info.kept;
     res->rcond_before = w->info.rcond_before;
     res->rcond_after = w->info.rcond_after;
+    if (res->status != CUSP_LCP_SOLVED && cfg->finish) {
+      const mjtNum rest = CUSP_SLIP_SPEED * h;  // m: a depth recovered at the rest speed
+      if (!drop_disk_pushout(res, w, &lcp, &opt, c0, n, h, rest)) {
+        drop_disk_pushout(res, w, &lcp, &opt, c0, n, h, INFINITY);
+      }
+    }
   }
   w->solve_seconds += cfg->reduction.k ? cusp_now() - t0 : w->info.lcp.seconds;
   res->max_pen = 0;

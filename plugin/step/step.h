@@ -41,6 +41,9 @@ typedef struct cuspStepWork_ {
   mjtNum* Jto_r;        // (capacity 2 x nr) tangent rows t, o of each contact, reduced (the r
                         //   friction-direction rows are cone[2k] t + cone[2k+1] o)
   mjtNum* bn;           // (capacity) m/s
+  mjtNum* vn;           // (capacity) m/s, free normal velocity (bn without its gap term)
+  mjtNum* failed;       // (capacity (r + 3)) a failed disk island's bn, fn, beta, gamma, kept
+  int* failed_keep;     // (capacity) and its keep, while it is solved again without push-out
   mjtNum* bt;           // (capacity r) m/s
   mjtNum* mu;           // (capacity)
   mjtNum* fn;           // (capacity) N s
