@@ -560,7 +560,7 @@ static void warm_natural(mjtNum* w, cuspLcpInfo* info, mjtNum* res_original, con
     tally_row(&nat, &err2, &comp, natural_residual(z[i0], wi), z[i0] * wi);
     w[i0] = wi;
     for (int i = i0 + 1; i < i0 + s; i++) {  // w[i] is the same with and without eps_n
-      wi = w[i] + 0;
+      wi = w[i] + 0;  // + 0: a -0 written back as +0, as the normal row's sum does
       mjtNum res = natural_residual(z[i], wi);
       orig = max_num(orig, res);
       tally_row(&nat, &err2, &comp, res, z[i] * wi);
