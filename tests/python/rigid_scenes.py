@@ -194,6 +194,41 @@ def pile(integrator="implicitfast", h=0.002):
     return xml
 
 
+PILE_SHAPES = [("box", "0.02 0.015 0.01"), ("sphere", "0.018"), ("capsule", "0.012 0.02"),
+               ("cylinder", "0.018 0.012"), ("ellipsoid", "0.02 0.014 0.011"),
+               ("box", "0.015 0.015 0.015"), ("sphere", "0.014"), ("capsule", "0.01 0.015"),
+               ("cylinder", "0.012 0.02"), ("box", "0.025 0.01 0.01")]
+
+
+def random_pile(seed, integrator="implicitfast", h=0.002):
+    """The pile's ten shapes in the same bin, dropped in a seeded random order, each from a random
+    x, y (within 5 cm of the centre) and a random orientation, 5 cm above the one before: piles
+    nobody tuned, for bench/rigid/piles.py."""
+    import random
+    rng = random.Random(seed)
+    order = list(range(len(PILE_SHAPES)))
+    rng.shuffle(order)
+    bodies = []
+    for j, i in enumerate(order):
+        t, s = PILE_SHAPES[i]
+        x, y = rng.uniform(-0.05, 0.05), rng.uniform(-0.05, 0.05)
+        e = [rng.uniform(0, 360) for _ in range(3)]
+        bodies.append(f'    <body name="p{i}" pos="{x:.4f} {y:.4f} {0.04 + 0.05 * j:.4f}" '
+                      f'euler="{e[0]:.1f} {e[1]:.1f} {e[2]:.1f}"><freejoint/>\n'
+                      f'      <geom type="{t}" size="{s}" mass="0.05" friction="0.7" '
+                      'contype="0" conaffinity="0"/></body>')
+    walls = "".join(
+        f'    <geom name="wall{k}" type="box" size="{sx} {sy} 0.05" pos="{px} {py} 0.05"/>\n'
+        for k, (sx, sy, px, py) in enumerate([(0.005, 0.08, -0.085, 0), (0.005, 0.08, 0.085, 0),
+                                              (0.08, 0.005, 0, -0.085), (0.08, 0.005, 0, 0.085)]))
+    names = " ".join(f"p{i}" for i in range(len(PILE_SHAPES)))
+    xml = HEAD.format(name=f"pile_random{seed}", h=h, integrator=integrator, bodies=names)
+    xml += ('  <worldbody>\n    <light pos="0 0 2"/>\n'
+            '    <geom name="floor" type="plane" size="1 1 0.1" friction="0.7"/>\n' + walls
+            + "\n".join(bodies) + "\n  </worldbody>\n</mujoco>\n")
+    return xml
+
+
 SCENE_FILES = {
     "grasp_pinch1.xml": lambda: pinch("sphere1"),
     "grasp_pinch2.xml": lambda: pinch("sphere2"),
