@@ -166,42 +166,48 @@ def stack(n=5, integrator="implicitfast", h=0.002, taper=True, turn=20.0):
     return xml
 
 
-def pile(integrator="implicitfast", h=0.002):
-    """Mixed shapes (boxes, spheres, capsules, cylinders, ellipsoids) dropped into a bin of four
-    static walls on the floor; they settle into a pile."""
-    shapes = [("box", "0.02 0.015 0.01"), ("sphere", "0.018"), ("capsule", "0.012 0.02"),
-              ("cylinder", "0.018 0.012"), ("ellipsoid", "0.02 0.014 0.011"),
-              ("box", "0.015 0.015 0.015"), ("sphere", "0.014"), ("capsule", "0.01 0.015"),
-              ("cylinder", "0.012 0.02"), ("box", "0.025 0.01 0.01")]
-    bodies, names = [], []
-    for i, (t, s) in enumerate(shapes):
-        x = -0.03 + 0.06 * ((i * 7) % 5) / 4
-        y = -0.03 + 0.06 * ((i * 3) % 4) / 3
-        z = 0.04 + 0.05 * i
-        bodies.append(f'    <body name="p{i}" pos="{x:.4f} {y:.4f} {z:.4f}" euler="{17 * i} '
-                      f'{29 * i} {11 * i}"><freejoint/>\n'
-                      f'      <geom type="{t}" size="{s}" mass="0.05" friction="0.7" '
-                      'contype="0" conaffinity="0"/></body>')
-        names.append(f"p{i}")
-    walls = "".join(
-        f'    <geom name="wall{k}" type="box" size="{sx} {sy} 0.05" pos="{px} {py} 0.05"/>\n'
-        for k, (sx, sy, px, py) in enumerate([(0.005, 0.08, -0.085, 0), (0.005, 0.08, 0.085, 0),
-                                              (0.08, 0.005, 0, -0.085), (0.08, 0.005, 0, 0.085)]))
-    xml = HEAD.format(name="pile_bin", h=h, integrator=integrator, bodies=" ".join(names))
-    xml += ('  <worldbody>\n    <light pos="0 0 2"/>\n'
-            '    <geom name="floor" type="plane" size="1 1 0.1" friction="0.7"/>\n' + walls
-            + "\n".join(bodies) + "\n  </worldbody>\n</mujoco>\n")
-    return xml
-
-
 PILE_SHAPES = [("box", "0.02 0.015 0.01"), ("sphere", "0.018"), ("capsule", "0.012 0.02"),
                ("cylinder", "0.018 0.012"), ("ellipsoid", "0.02 0.014 0.011"),
                ("box", "0.015 0.015 0.015"), ("sphere", "0.014"), ("capsule", "0.01 0.015"),
                ("cylinder", "0.012 0.02"), ("box", "0.025 0.01 0.01")]
 
 
+def _pile_body(i, x, y, z, euler):
+    """Body p{i} of the pile: PILE_SHAPES[i] on a free joint at (x, y, z), turned by euler (deg)."""
+    t, s = PILE_SHAPES[i]
+    return (f'    <body name="p{i}" pos="{x:.4f} {y:.4f} {z:.4f}" euler="{euler}"><freejoint/>\n'
+            f'      <geom type="{t}" size="{s}" mass="0.05" friction="0.7" '
+            'contype="0" conaffinity="0"/></body>')
+
+
+def _bin(name, integrator, h, bodies):
+    """The pile's scene: the registered bodies (all of PILE_SHAPES) in a bin of four static walls
+    on the floor."""
+    walls = "".join(
+        f'    <geom name="wall{k}" type="box" size="{sx} {sy} 0.05" pos="{px} {py} 0.05"/>\n'
+        for k, (sx, sy, px, py) in enumerate([(0.005, 0.08, -0.085, 0), (0.005, 0.08, 0.085, 0),
+                                              (0.08, 0.005, 0, -0.085), (0.08, 0.005, 0, 0.085)]))
+    names = " ".join(f"p{i}" for i in range(len(PILE_SHAPES)))
+    xml = HEAD.format(name=name, h=h, integrator=integrator, bodies=names)
+    xml += ('  <worldbody>\n    <light pos="0 0 2"/>\n'
+            '    <geom name="floor" type="plane" size="1 1 0.1" friction="0.7"/>\n' + walls
+            + "\n".join(bodies) + "\n  </worldbody>\n</mujoco>\n")
+    return xml
+
+
+def pile(integrator="implicitfast", h=0.002):
+    """Mixed shapes (boxes, spheres, capsules, cylinders, ellipsoids) dropped into a bin of four
+    static walls on the floor; they settle into a pile."""
+    bodies = []
+    for i in range(len(PILE_SHAPES)):
+        x = -0.03 + 0.06 * ((i * 7) % 5) / 4
+        y = -0.03 + 0.06 * ((i * 3) % 4) / 3
+        bodies.append(_pile_body(i, x, y, 0.04 + 0.05 * i, f"{17 * i} {29 * i} {11 * i}"))
+    return _bin("pile_bin", integrator, h, bodies)
+
+
 def random_pile(seed, integrator="implicitfast", h=0.002):
-    """The pile's ten shapes in the same bin, dropped in a seeded random order, each from a random
+    """The pile's shapes in the same bin, dropped in a seeded random order, each from a random
     x, y (within 5 cm of the centre) and a random orientation, 5 cm above the one before: piles
     nobody tuned, for bench/rigid/piles.py."""
     import random
@@ -210,23 +216,10 @@ def random_pile(seed, integrator="implicitfast", h=0.002):
     rng.shuffle(order)
     bodies = []
     for j, i in enumerate(order):
-        t, s = PILE_SHAPES[i]
         x, y = rng.uniform(-0.05, 0.05), rng.uniform(-0.05, 0.05)
         e = [rng.uniform(0, 360) for _ in range(3)]
-        bodies.append(f'    <body name="p{i}" pos="{x:.4f} {y:.4f} {0.04 + 0.05 * j:.4f}" '
-                      f'euler="{e[0]:.1f} {e[1]:.1f} {e[2]:.1f}"><freejoint/>\n'
-                      f'      <geom type="{t}" size="{s}" mass="0.05" friction="0.7" '
-                      'contype="0" conaffinity="0"/></body>')
-    walls = "".join(
-        f'    <geom name="wall{k}" type="box" size="{sx} {sy} 0.05" pos="{px} {py} 0.05"/>\n'
-        for k, (sx, sy, px, py) in enumerate([(0.005, 0.08, -0.085, 0), (0.005, 0.08, 0.085, 0),
-                                              (0.08, 0.005, 0, -0.085), (0.08, 0.005, 0, 0.085)]))
-    names = " ".join(f"p{i}" for i in range(len(PILE_SHAPES)))
-    xml = HEAD.format(name=f"pile_random{seed}", h=h, integrator=integrator, bodies=names)
-    xml += ('  <worldbody>\n    <light pos="0 0 2"/>\n'
-            '    <geom name="floor" type="plane" size="1 1 0.1" friction="0.7"/>\n' + walls
-            + "\n".join(bodies) + "\n  </worldbody>\n</mujoco>\n")
-    return xml
+        bodies.append(_pile_body(i, x, y, 0.04 + 0.05 * j, f"{e[0]:.1f} {e[1]:.1f} {e[2]:.1f}"))
+    return _bin(f"pile_random{seed}", integrator, h, bodies)
 
 
 SCENE_FILES = {
