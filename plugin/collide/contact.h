@@ -52,9 +52,13 @@ static inline mjtNum cusp_pushout(mjtNum depth, mjtNum h, mjtNum gap_alpha,
   return push < pushout_speed ? push : pushout_speed;
 }
 
+// Start-of-step gap g0 (m) of a contact whose gap at q* is g (m) and whose free normal velocity
+// is vn (m/s, end of step), step h (s): < 0, a penetration the push-out recovers.
+static inline mjtNum cusp_start_gap(mjtNum g, mjtNum vn, mjtNum h) { return g - h * vn; }
+
 static inline mjtNum cusp_normal_rhs(mjtNum vn, mjtNum g, mjtNum h, mjtNum gap_alpha,
                                      mjtNum pushout_speed) {
-  mjtNum g0 = g - h * vn;
+  mjtNum g0 = cusp_start_gap(g, vn, h);
   if (g0 >= 0) return g / h;
   return vn - cusp_pushout(-g0, h, gap_alpha, pushout_speed);
 }

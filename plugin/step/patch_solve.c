@@ -1126,7 +1126,7 @@ static mjtNum stick_mobility(const cuspPatchWork* w, int i, int k) {
 // m, start-of-step gap g0 of vertex k of island patch i (its gap at q* less h times its free
 // normal velocity; < 0: cusp_normal_rhs asks for push-out)
 static mjtNum start_gap(const cuspPatchWork* w, int i, int k, mjtNum h) {
-  return w->island[i].gap[k] - h * w->vfree[w->row_of[i] + k];
+  return cusp_start_gap(w->island[i].gap[k], w->vfree[w->row_of[i] + k], h);
 }
 
 static void hold_immobile_rows(cuspPatchWork* w, mjtNum h) {

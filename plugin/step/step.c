@@ -85,8 +85,9 @@ static int grow(cuspStepWork* w, int capacity) {
   w->solver_bytes = cusp_contact_worksize(nv, capacity, r, &w->cond_opt);
   w->solver_work = malloc(w->solver_bytes);
   int ok = w->contacts && w->prev_pair && w->prev_fn && w->prev_beta && w->prev_gamma &&
-           w->Jn_r && w->Jto_r && w->bn && w->vn && w->failed && w->failed_keep && w->bt && w->mu && w->fn && w->beta &&
-           w->gamma && w->keep && w->pair && w->sorted && w->solver_work;
+           w->Jn_r && w->Jto_r && w->bn && w->vn && w->failed && w->failed_keep && w->bt &&
+           w->mu && w->fn && w->beta && w->gamma && w->keep && w->pair && w->sorted &&
+           w->solver_work;
   if (ok && old.capacity) {
     memcpy(w->contacts, old.contacts, old.capacity * sizeof(cuspContact));
     memcpy(w->prev_pair, old.prev_pair, 3 * old.nprev * sizeof(int));
@@ -366,8 +367,6 @@ typedef struct IslandResult_ {
   int reduction_fallback;  // 1: reduction configured, but the full problem was solved
 } IslandResult;
 
-// Disk contacts c0 .. c0 + n of one island without patch rows: the conditioned LCP with the
-// configured backend; the correction goes into w->dv at the island's dofs.
 // A failed disk island whose penetrating contacts ask for push-out (the gap stabilisation, not the
 // physics) may have no solution because of it: a carrier squeezed between the floor and a pusher
 // that cannot move along the normal is asked to leave both. Solved once more with the push-out of
@@ -385,7 +384,7 @@ static int drop_disk_pushout(IslandResult* res, cuspStepWork* w, const cuspConta
   mjtNum* gamma = beta + (size_t)n * r;
   memcpy(bn, w->bn, sizeof(mjtNum) * n);
   for (int i = 0; i < n; i++) {
-    mjtNum depth = h * w->vn[i] - ct[i].gap;  // m, start-of-step penetration (> 0)
+    mjtNum depth = -cusp_start_gap(ct[i].gap, w->vn[i], h);  // m, penetration if > 0
     if (depth > 0 && depth <= max_depth && w->bn[i] != w->vn[i]) {
       w->bn[i] = w->vn[i];
       dropped++;
@@ -417,6 +416,8 @@ static int drop_disk_pushout(IslandResult* res, cuspStepWork* w, const cuspConta
   return 0;
 }
 
+// Disk contacts c0 .. c0 + n of one island without patch rows: the conditioned LCP with the
+// configured backend; the correction goes into w->dv at the island's dofs.
 static void solve_disk_island(IslandResult* res, cuspStepWork* w, cuspDynamics* dyn, int c0, int n,
                               const mjModel* m, const mjData* d, const cuspConfig* cfg,
                               const cuspConditionOptions* cond_opt) {

@@ -5,6 +5,7 @@ functions, so that the scenes a user opens are the ones the tests check.
 """
 import math
 import pathlib
+import random
 import sys
 
 HEAD = """<mujoco model="{name}">
@@ -210,7 +211,6 @@ def random_pile(seed, integrator="implicitfast", h=0.002):
     """The pile's shapes in the same bin, dropped in a seeded random order, each from a random
     x, y (within 5 cm of the centre) and a random orientation, 5 cm above the one before: piles
     nobody tuned, for bench/rigid/piles.py."""
-    import random
     rng = random.Random(seed)
     order = list(range(len(PILE_SHAPES)))
     rng.shuffle(order)
