@@ -3,7 +3,7 @@
 // distance query (mj_geomDistance) where it does not (box edge, capsule, ellipsoid, cylinder,
 // convex mesh: tolerance 1e-6 m, the MPR and GJK tolerances); patch detection (plugin/
 // patch_detect.c) through one step without gravity or motion, whose published gaps are those of
-// the configuration itself.
+// the configuration itself; the normal right-hand side by start-of-step gap (collide/contact.h).
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -16,6 +16,7 @@
 
 extern "C" {
 #include "publish/contacts_api.h"
+#include "collide/contact.h"
 #include "collide/detect.h"
 }
 
@@ -379,6 +380,48 @@ TEST_F(Collide, PatchOfABoxOnAPlaneAndOfASphereOnABoxFace) {
   }
   EXPECT_TRUE(body[0] == crate || body[2] == crate);
   EXPECT_TRUE(body[0] == ball || body[2] == ball);
+}
+
+// The normal right-hand side by start-of-step gap g0 (collide/contact.h): held within the rest band
+// (rigid patches' vertices), closed exactly when open, pushed out when penetrating; exact values.
+TEST(NormalRhs, ByStartGapHeldWithinTheRestBandClosedWhenOpenPushedOutWhenPenetrating) {
+  const double h = 2e-3, alpha = 0.2, cap = 0.1, vn = -0.3;  // s, -, m/s, m/s (approaching)
+  const double band = cusp_rest_gap(h);
+  EXPECT_DOUBLE_EQ(band, 2e-9);
+  auto rhs = [&](double g0, double rest_gap) {
+    return cusp_normal_rhs(vn, g0 + h * vn, h, alpha, cap, rest_gap);  // g: the gap at q*
+  };
+  for (double g0 : {0.0, 0.9 * band, -0.9 * band, 0.99 * band, -0.99 * band}) {
+    EXPECT_EQ(rhs(g0, band), vn) << g0;
+  }
+  EXPECT_EQ(rhs(1.1 * band, band), (1.1 * band + h * vn) / h);
+  EXPECT_DOUBLE_EQ(rhs(-1.1 * band, band), vn - alpha * 1.1 * band / h);
+  EXPECT_DOUBLE_EQ(rhs(-1.0, band), vn - cap);  // a deep start: capped push-out
+  // without the band (disk contacts): closed from g0 = 0 up, pushed out below
+  EXPECT_EQ(rhs(0.9 * band, 0), (0.9 * band + h * vn) / h);
+  EXPECT_DOUBLE_EQ(rhs(-0.9 * band, 0), vn - alpha * 0.9 * band / h);
+}
+
+// A flat face resting on a plane, its vertices' start gaps either side of 0 by round-off (affine in
+// the vertex position x): the velocity changes the rows ask of the vertices (rhs - vn) are those
+// of a rigid motion (affine in x) with the band, and not without it (their slope changes at 0:
+// 1 / h open, gap_alpha / h penetrating).
+TEST(NormalRhs, AFaceStraddlingTouchAsksForARigidMotionWithinTheRestBand) {
+  const double h = 2e-3, alpha = 0.2, cap = 0.1, vn = 0.0;
+  auto second_difference = [&](double rest_gap) {
+    double ask[4];
+    for (int k = 0; k < 4; k++) {
+      double g0 = 1e-10 * (k - 1.5);  // m: -1.5e-10 .. 1.5e-10
+      ask[k] = cusp_normal_rhs(vn, g0 + h * vn, h, alpha, cap, rest_gap) - vn;
+    }
+    double worst = 0;
+    for (int k = 1; k < 3; k++) {
+      worst = std::fmax(worst, std::fabs(ask[k - 1] - 2 * ask[k] + ask[k + 1]));
+    }
+    return worst;  // m/s
+  };
+  EXPECT_EQ(second_difference(cusp_rest_gap(h)), 0);
+  EXPECT_GT(second_difference(0), 1e-8);  // (1 - alpha) 1e-10 / h = 4e-8 m/s
 }
 
 }  // namespace

@@ -41,24 +41,36 @@ typedef struct cuspContact_ {
   mjtNum slip;        // m/s, tangential speed of geom[0] relative to geom[1] after the correction
 } cuspContact;
 
-// Normal right-hand side (m/s) of a contact whose free normal velocity is vn (m/s, end of step)
-// and gap g (m, at q*), step h (s). A gap open at the start of the step (g0 = g - h vn >= 0) is
-// speculative and may close exactly: g / h. A penetration g0 < 0 is recovered at
-// gap_alpha |g0| / h, at most pushout_speed (m/s): an uncapped push-out of a deep start launches
-// the body (4 cm at h = 1e-3: 8 m/s).
+// m/s, recovery speed of a penetration depth (m) > 0 over a step h (s): gap_alpha depth / h, at
+// most pushout_speed (an uncapped push-out of a deep start launches the body: 4 cm at h = 1e-3,
+// 8 m/s)
 static inline mjtNum cusp_pushout(mjtNum depth, mjtNum h, mjtNum gap_alpha,
                                   mjtNum pushout_speed) {
-  mjtNum push = gap_alpha * depth / h;  // m/s, recovery speed of a penetration depth (m) > 0
+  mjtNum push = gap_alpha * depth / h;
   return push < pushout_speed ? push : pushout_speed;
 }
 
 // Start-of-step gap g0 (m) of a contact whose gap at q* is g (m) and whose free normal velocity
-// is vn (m/s, end of step), step h (s): < 0, a penetration the push-out recovers.
+// is vn (m/s, end of step), step h (s)
 static inline mjtNum cusp_start_gap(mjtNum g, mjtNum vn, mjtNum h) { return g - h * vn; }
 
+// m, half width of the band of start-of-step gaps a rigid patch's vertex is held in at rest:
+// what the rest speed CUSP_SLIP_SPEED moves in one step h (s) (2 nm at h = 2 ms)
+static inline mjtNum cusp_rest_gap(mjtNum h) { return CUSP_SLIP_SPEED * h; }
+
+// Normal right-hand side (m/s) of a contact whose free normal velocity is vn (m/s, end of step)
+// and gap g (m, at q*), step h (s), by its start-of-step gap g0:
+// - at rest, |g0| <= rest_gap (m; cusp_rest_gap(h) for the vertices of rigid patches, 0 for the
+//   rest): held where it is, vn (its gap at the end of the step no smaller than g0). Faces come to
+//   rest with their vertices either side of g0 = 0 by round-off; with the rules below meeting at
+//   0, such a face's targets change slope there and are not those of a rigid motion (by ~4e-7 m/s
+//   at h = 2 ms), where its island's solve stalled;
+// - open, g0 >= 0: speculative, it may close exactly: g / h;
+// - penetrating, g0 < 0: pushed out at cusp_pushout(-g0).
 static inline mjtNum cusp_normal_rhs(mjtNum vn, mjtNum g, mjtNum h, mjtNum gap_alpha,
-                                     mjtNum pushout_speed) {
+                                     mjtNum pushout_speed, mjtNum rest_gap) {
   mjtNum g0 = cusp_start_gap(g, vn, h);
+  if (rest_gap > 0 && g0 <= rest_gap && g0 >= -rest_gap) return vn;
   if (g0 >= 0) return g / h;
   return vn - cusp_pushout(-g0, h, gap_alpha, pushout_speed);
 }

@@ -95,7 +95,9 @@ const cuspKey cusp_config_keys[] = {
   {"eps_w", CUSP_KEY_REAL, "1e-9", 0, 1e-2, NULL, "-",
    "stage 3 regularisation added to the scaled normal diagonals", AT(eps_w)},
   {"gap_alpha", CUSP_KEY_REAL, "0.2", 0, 1, NULL, "-",
-   "gap stabilisation: normal rhs gets (gap_alpha/h) * gap", AT(gap_alpha)},
+   "gap stabilisation: a start-of-step penetration is recovered at (gap_alpha/h) * depth (a "
+   "rigid patch's vertex within +-1e-6 m/s * h of touching is held at its gap)",
+   AT(gap_alpha)},
   {"pushout_speed", CUSP_KEY_REAL, "0.1", 1e-6, 1e3, NULL, "m/s",
    "cap on the penetration-recovery speed gap_alpha * depth / h", AT(pushout_speed)},
   {"margin", CUSP_KEY_REAL, "0.005", 0, 1, NULL, "m",

@@ -1124,7 +1124,7 @@ static mjtNum stick_mobility(const cuspPatchWork* w, int i, int k) {
 // whatever its patch's friction rows hold (none of the mjcf/ scenes' rows is held: trajectories
 // bitwise unchanged). vn: the free row velocities (w->vfree).
 // m, start-of-step gap g0 of vertex k of island patch i (its gap at q* less h times its free
-// normal velocity; < 0: cusp_normal_rhs asks for push-out)
+// normal velocity; below -cusp_rest_gap(h): cusp_normal_rhs asks for push-out)
 static mjtNum start_gap(const cuspPatchWork* w, int i, int k, mjtNum h) {
   return cusp_start_gap(w->island[i].gap[k], w->vfree[w->row_of[i] + k], h);
 }
@@ -1136,7 +1136,7 @@ static void hold_immobile_rows(cuspPatchWork* w, mjtNum h) {
     mjtNum wmax = patch_wmax(w, i);
     for (int k = 0; k < P->nvert; k++) {
       int r = w->row_of[i] + k;
-      if (start_gap(w, i, k, h) >= 0) continue;  // no push-out asked (cusp_normal_rhs)
+      if (start_gap(w, i, k, h) >= -cusp_rest_gap(h)) continue;  // no push-out asked
       mjtNum wkk = w->W[(size_t)r * w->nrows + r];
       if (inert_row(wkk, wmax) || stick_mobility(w, i, k) <= 1e-2 * wkk) w->ub0[r] = vn[r];
     }
@@ -1223,7 +1223,8 @@ static void island_rows(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* 
       mjtNum vfree = mju_dot(J + (size_t)r * nv + lo, vloc + lo, hi - lo);
       w->vfree[w->row_of[i] + r] = vfree;
       if (r < P->nvert) {
-        vfree = cusp_normal_rhs(vfree, P->gap[r], h, cfg->gap_alpha, cfg->pushout_speed);
+        vfree = cusp_normal_rhs(vfree, P->gap[r], h, cfg->gap_alpha, cfg->pushout_speed,
+                                cusp_rest_gap(h));
       }
       w->ub0[w->row_of[i] + r] = vfree;
     }
@@ -1433,46 +1434,42 @@ static mjtNum pushout_depth(const cuspPatchWork* w, int i, int k, mjtNum h) {
   return g0 < 0 && w->ub0[r] != w->vfree[r] ? -g0 : 0;
 }
 
-// the vertex rows of the island asking for push-out: out of a depth of at most rest (m) in
-// *shallow, of more in *deep
-static void pushout_rows(int* shallow, int* deep, const cuspPatchWork* w, mjtNum h, mjtNum rest) {
-  *shallow = *deep = 0;
+// the number of vertex rows of the island asking for push-out
+static int pushout_rows(const cuspPatchWork* w, mjtNum h) {
+  int n = 0;
   for (int i = 0; i < w->nisland; i++) {
-    for (int k = 0; k < w->island[i].nvert; k++) {
-      mjtNum depth = pushout_depth(w, i, k, h);
-      *shallow += depth > 0 && depth <= rest;
-      *deep += depth > rest;
-    }
+    for (int k = 0; k < w->island[i].nvert; k++) n += pushout_depth(w, i, k, h) > 0;
   }
+  return n;
 }
 
+typedef enum DropStart_ { DROP_FROM_BEST, DROP_FROM_START, DROP_FROM_ZERO } DropStart;
+
 // A failed island whose penetrating vertices ask for push-out (the gap stabilisation, not the
-// physics) may have no solution because of it. A face resting on the floor sits at a start-of-step
-// gap g0 of +-1e-10 m, either side of where the push-out rule's slope changes (1 / h above,
-// gap_alpha / h below), so its vertices' targets are not those of a rigid motion (by about 4e-7
-// m/s at h = 2 ms: what the proximal loop stalls at); a body squeezed between the floor and a
-// pusher that cannot move along the normal asks both to recede. Solved once more with the
-// push-out of every vertex at most max_depth (m) deep dropped (held at its depth: rhs = its free
-// velocity, as hold_immobile_rows does for one that cannot move); kept if that solves it, the
-// problem restored otherwise. From the failed solve's best iterate (where the vertices at rest
-// are all that is wrong, its stall is their few 1e-7 m/s), or from the island's starting point
-// (where the failed solve's impulses grew without bound against a push-out that has no solution:
-// from them the solve stalls where from the start it solves, the squeezed box of
-// test_grasp_stack). Returns 1 if kept. Only what fails is dropped, the shallow ones first: a
-// body rolling on a rim ratchets deeper each step its push-out is dropped (a tumbling cylinder
-// in a pile: 3e-5 -> 9e-5 m in 14 steps).
+// physics) may have no solution because of it: a body squeezed between the floor and a pusher
+// that cannot move along the normal is asked to recede from both. Solved once more with the
+// push-out of every vertex dropped (held at its depth: rhs = its free velocity, as
+// hold_immobile_rows does for one that cannot move); kept if that solves it, the problem restored
+// otherwise. From the failed solve's best iterate, from the island's starting point (where the
+// failed solve's impulses grew without bound against a push-out that has no solution: from them
+// the solve stalls where from the start it solves, the squeezed box of test_grasp_stack), or from
+// zero impulses (that box under implicitfast at 1 ms, its step 49: from the best iterate and from
+// the start the solve stalled at natural residuals 9e-10 and 1.4e-9, from zero it solves).
+// Returns 1 if kept. Only what fails is dropped: a body rolling on a rim ratchets deeper each
+// step its push-out is dropped (a tumbling cylinder in a pile: 3e-5 -> 9e-5 m in 14 steps).
 static int drop_pushout(cuspPatchWork* w, const cuspMcpProblem* prob, const cuspMcpOptions* opt,
-                        const cuspConfig* cfg, mjtNum h, mjtNum max_depth, int from_start) {
+                        const cuspConfig* cfg, mjtNum h, DropStart from) {
   memcpy(w->ub0_pushout, w->ub0, sizeof(mjtNum) * w->nrows);
   for (int i = 0; i < w->nisland; i++) {
     for (int k = 0; k < w->island[i].nvert; k++) {
-      mjtNum depth = pushout_depth(w, i, k, h);
-      if (depth > 0 && depth <= max_depth) w->ub0[w->row_of[i] + k] = w->vfree[w->row_of[i] + k];
+      int r = w->row_of[i] + k;
+      if (pushout_depth(w, i, k, h) > 0) w->ub0[r] = w->vfree[r];
     }
   }
   cuspMcpInfo info = w->info;
   memcpy(w->z_failed, w->z, sizeof(mjtNum) * w->nz);
-  if (from_start) memcpy(w->z, w->z_start, sizeof(mjtNum) * w->nz);
+  if (from == DROP_FROM_START) memcpy(w->z, w->z_start, sizeof(mjtNum) * w->nz);
+  if (from == DROP_FROM_ZERO) memset(w->z, 0, sizeof(mjtNum) * w->nz);
   w->eval_valid = 0;
   cuspLcpStatus status = solve_proximal(w, prob, opt, 0);
   if (status != CUSP_LCP_SOLVED && cfg->finish && !w->band && separation_finish(w, prob, opt)) {
@@ -1490,8 +1487,8 @@ static int drop_pushout(cuspPatchWork* w, const cuspMcpProblem* prob, const cusp
 }
 
 // The solve chain of the island's MCP from its starting point: the proximal-point loop (without
-// its Newton fallbacks where vertices ask for push-out: then the loop with the push-out of the
-// vertices at rest dropped, then with every push-out dropped), the separation finish where it
+// its Newton fallbacks where vertices ask for push-out: then the loop with the push-out dropped,
+// from its best iterate, from the starting point, from zero), the separation finish where it
 // leaves a dense island short, the cold restart after a failed warm start. Statically
 // indeterminate contact (several contacts on one body: fingertips, a face on a face, a stack; the
 // vertical friction on the shared face of two pushed blocks) leaves W singular and the impulses
@@ -1503,19 +1500,15 @@ static cuspLcpStatus solve_island(cuspPatchWork* w, const cuspMcpProblem* prob,
   opt.tol = cfg->tolerance;
   opt.max_iter = cfg->max_iterations;
   opt.warm_start = 1;
-  // vertices at rest: a depth recovered at the rest speed within the step
-  const mjtNum rest = CUSP_SLIP_SPEED * h;  // m
-  int shallow = 0, deep = 0;
-  if (cfg->finish) pushout_rows(&shallow, &deep, w, h, rest);
+  int pushout = cfg->finish ? pushout_rows(w, h) : 0;
   // where the push-out may be what has no solution, its fallbacks wait until it is dropped
-  if (shallow || deep) memcpy(w->z_start, w->z, sizeof(mjtNum) * w->nz);
+  if (pushout) memcpy(w->z_start, w->z, sizeof(mjtNum) * w->nz);
   // the solver's F buffer must differ from w->F (used as scratch by the Jacobian callback)
-  cuspLcpStatus status = solve_proximal(w, prob, &opt, !(shallow || deep));
-  if (status != CUSP_LCP_SOLVED && shallow && drop_pushout(w, prob, &opt, cfg, h, rest, 0)) {
-    return CUSP_LCP_SOLVED;
-  }
-  if (status != CUSP_LCP_SOLVED && deep && (drop_pushout(w, prob, &opt, cfg, h, INFINITY, 0) ||
-                                            drop_pushout(w, prob, &opt, cfg, h, INFINITY, 1))) {
+  cuspLcpStatus status = solve_proximal(w, prob, &opt, !pushout);
+  if (status != CUSP_LCP_SOLVED && pushout &&
+      (drop_pushout(w, prob, &opt, cfg, h, DROP_FROM_BEST) ||
+       drop_pushout(w, prob, &opt, cfg, h, DROP_FROM_START) ||
+       drop_pushout(w, prob, &opt, cfg, h, DROP_FROM_ZERO))) {
     return CUSP_LCP_SOLVED;
   }
   if (status != CUSP_LCP_SOLVED && cfg->finish && !w->band && separation_finish(w, prob, &opt)) {

@@ -304,7 +304,7 @@ static void assemble(cuspStepWork* w, cuspDynamics* dyn, const cuspContact* cs, 
     mju_mulMatTVec(w->Jn_r + (size_t)i * nr, jred, nn, 3, nr);
     // free normal velocity plus gap term (speculative gaps exactly, penetration recovered)
     w->vn[i] = mju_dot3(vrel, nn);
-    w->bn[i] = cusp_normal_rhs(w->vn[i], c->gap, h, cfg->gap_alpha, cfg->pushout_speed);
+    w->bn[i] = cusp_normal_rhs(w->vn[i], c->gap, h, cfg->gap_alpha, cfg->pushout_speed, 0);
     w->mu[i] = c->mu;
     // the tangent rows; friction direction k is cone[2k] t + cone[2k+1] o (the solver combines)
     mju_mulMatTVec(w->Jto_r + (size_t)2 * i * nr, jred, t, 3, nr);
@@ -372,7 +372,7 @@ typedef struct IslandResult_ {
 // that cannot move along the normal is asked to leave both. Solved once more with the push-out of
 // every contact at most max_depth (m) deep dropped (held at its depth: bn = its free normal
 // velocity vn); kept if that solves it, the failed answer and bn restored otherwise. Returns 1 if
-// kept. The shallow ones first, as for patch islands (step/patch_solve.c, drop_pushout).
+// kept. The shallow ones first: a contact whose push-out is dropped keeps its depth.
 static int drop_disk_pushout(IslandResult* res, cuspStepWork* w, const cuspContactLcp* lcp,
                              const cuspConditionOptions* opt, int c0, int n, mjtNum h,
                              mjtNum max_depth) {
