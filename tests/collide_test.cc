@@ -382,24 +382,29 @@ TEST_F(Collide, PatchOfABoxOnAPlaneAndOfASphereOnABoxFace) {
   EXPECT_TRUE(body[0] == ball || body[2] == ball);
 }
 
-// The normal right-hand side by start-of-step gap g0 (collide/contact.h): held within the rest band
-// (rigid patches' vertices), closed exactly when open, pushed out when penetrating; exact values.
-TEST(NormalRhs, ByStartGapHeldWithinTheRestBandClosedWhenOpenPushedOutWhenPenetrating) {
+// The normal right-hand side by start-of-step gap g0 (collide/contact.h): held from the slop deep to
+// the rest band open (rigid patches' vertices), closed exactly when open, pushed out of all of its
+// depth when deeper than the slop; exact values.
+TEST(NormalRhs, ByStartGapHeldAtRestClosedWhenOpenPushedOutWhenDeeperThanTheSlop) {
   const double h = 2e-3, alpha = 0.2, cap = 0.1, vn = -0.3;  // s, -, m/s, m/s (approaching)
-  const double band = cusp_rest_gap(h);
+  const double band = cusp_rest_gap(h), slop = 1e-7;         // m
   EXPECT_DOUBLE_EQ(band, 2e-9);
-  auto rhs = [&](double g0, double rest_gap) {
-    return cusp_normal_rhs(vn, g0 + h * vn, h, alpha, cap, rest_gap);  // g: the gap at q*
+  auto rhs = [&](double g0, double rest_gap, double rest_depth) {
+    return cusp_normal_rhs(vn, g0 + h * vn, h, alpha, cap, rest_gap, rest_depth);  // g at q*
   };
   for (double g0 : {0.0, 0.9 * band, -0.9 * band, 0.99 * band, -0.99 * band}) {
-    EXPECT_EQ(rhs(g0, band), vn) << g0;
+    EXPECT_EQ(rhs(g0, band, band), vn) << g0;
   }
-  EXPECT_EQ(rhs(1.1 * band, band), (1.1 * band + h * vn) / h);
-  EXPECT_DOUBLE_EQ(rhs(-1.1 * band, band), vn - alpha * 1.1 * band / h);
-  EXPECT_DOUBLE_EQ(rhs(-1.0, band), vn - cap);  // a deep start: capped push-out
+  for (double g0 : {0.99 * band, -1.1 * band, -0.5 * slop, -0.99 * slop}) {
+    EXPECT_EQ(rhs(g0, band, slop), vn) << g0;
+  }
+  EXPECT_EQ(rhs(1.1 * band, band, slop), (1.1 * band + h * vn) / h);
+  EXPECT_DOUBLE_EQ(rhs(-1.1 * band, band, band), vn - alpha * 1.1 * band / h);
+  EXPECT_DOUBLE_EQ(rhs(-1.1 * slop, band, slop), vn - alpha * 1.1 * slop / h);  // all of it
+  EXPECT_DOUBLE_EQ(rhs(-1.0, band, slop), vn - cap);  // a deep start: capped push-out
   // without the band (disk contacts): closed from g0 = 0 up, pushed out below
-  EXPECT_EQ(rhs(0.9 * band, 0), (0.9 * band + h * vn) / h);
-  EXPECT_DOUBLE_EQ(rhs(-0.9 * band, 0), vn - alpha * 0.9 * band / h);
+  EXPECT_EQ(rhs(0.9 * band, 0, 0), (0.9 * band + h * vn) / h);
+  EXPECT_DOUBLE_EQ(rhs(-0.9 * band, 0, 0), vn - alpha * 0.9 * band / h);
 }
 
 // A flat face resting on a plane, its vertices' start gaps either side of 0 by round-off (affine in
@@ -412,7 +417,7 @@ TEST(NormalRhs, AFaceStraddlingTouchAsksForARigidMotionWithinTheRestBand) {
     double ask[4];
     for (int k = 0; k < 4; k++) {
       double g0 = 1e-10 * (k - 1.5);  // m: -1.5e-10 .. 1.5e-10
-      ask[k] = cusp_normal_rhs(vn, g0 + h * vn, h, alpha, cap, rest_gap) - vn;
+      ask[k] = cusp_normal_rhs(vn, g0 + h * vn, h, alpha, cap, rest_gap, rest_gap) - vn;
     }
     double worst = 0;
     for (int k = 1; k < 3; k++) {

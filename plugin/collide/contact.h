@@ -60,17 +60,19 @@ static inline mjtNum cusp_rest_gap(mjtNum h) { return CUSP_SLIP_SPEED * h; }
 
 // Normal right-hand side (m/s) of a contact whose free normal velocity is vn (m/s, end of step)
 // and gap g (m, at q*), step h (s), by its start-of-step gap g0:
-// - at rest, |g0| <= rest_gap (m; cusp_rest_gap(h) for the vertices of rigid patches, 0 for the
-//   rest): held where it is, vn (its gap at the end of the step no smaller than g0). Faces come to
-//   rest with their vertices either side of g0 = 0 by round-off; with the rules below meeting at
-//   0, such a face's targets change slope there and are not those of a rigid motion (by ~4e-7 m/s
-//   at h = 2 ms), where its island's solve stalled;
+// - at rest, -rest_depth <= g0 <= rest_gap (m; for the vertices of rigid patches cusp_rest_gap(h)
+//   and the config's pushout_slop, 0 and 0 for the rest): held where it is, vn (its gap at the
+//   end of the step no smaller than g0). Faces come to rest with their vertices either side of
+//   g0 = 0 by round-off; with the rules below meeting at 0, such a face's targets change slope
+//   there and are not those of a rigid motion (by ~4e-7 m/s at h = 2 ms), where its island's solve
+//   stalled. A push-out of a few nanometres (a sphere wedged between a wall and a box in a pile,
+//   3.8e-9 m deep) asks sticking contacts to slip by 1e-7 m/s, where the solve stalled too;
 // - open, g0 >= 0: speculative, it may close exactly: g / h;
 // - penetrating, g0 < 0: pushed out at cusp_pushout(-g0).
 static inline mjtNum cusp_normal_rhs(mjtNum vn, mjtNum g, mjtNum h, mjtNum gap_alpha,
-                                     mjtNum pushout_speed, mjtNum rest_gap) {
+                                     mjtNum pushout_speed, mjtNum rest_gap, mjtNum rest_depth) {
   mjtNum g0 = cusp_start_gap(g, vn, h);
-  if (rest_gap > 0 && g0 <= rest_gap && g0 >= -rest_gap) return vn;
+  if ((rest_gap > 0 || rest_depth > 0) && g0 <= rest_gap && g0 >= -rest_depth) return vn;
   if (g0 >= 0) return g / h;
   return vn - cusp_pushout(-g0, h, gap_alpha, pushout_speed);
 }

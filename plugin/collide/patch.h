@@ -19,6 +19,7 @@
 //                        s' >= 0 _|_ mu Ln - |y| >= 0, i.e. u = -s' L_x / e_x^2 (the KKT of
 //                        max -L.u on the ellipsoid): stick inside, slide on the boundary.
 //   gap term             gap g* measured at q*; start-of-step gap g0 = g* - h vn*_k:
+//                          -pushout_slop <= g0 <= CUSP_SLIP_SPEED h: rhs = vn*_k (held at rest)
 //                          g0 >= 0: rhs = g* / h (the vertex may close the gap, never cross it)
 //                          g0 <  0: rhs = vn*_k - min(gap_alpha |g0| / h, pushout_speed),
 //                                   or rhs = vn*_k (depth held) where the bodies' joints give

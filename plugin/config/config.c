@@ -96,10 +96,14 @@ const cuspKey cusp_config_keys[] = {
    "stage 3 regularisation added to the scaled normal diagonals", AT(eps_w)},
   {"gap_alpha", CUSP_KEY_REAL, "0.2", 0, 1, NULL, "-",
    "gap stabilisation: a start-of-step penetration is recovered at (gap_alpha/h) * depth (a "
-   "rigid patch's vertex within +-1e-6 m/s * h of touching is held at its gap)",
+   "rigid patch's vertex from pushout_slop deep to 1e-6 m/s * h open is held at its gap)",
    AT(gap_alpha)},
   {"pushout_speed", CUSP_KEY_REAL, "0.1", 1e-6, 1e3, NULL, "m/s",
    "cap on the penetration-recovery speed gap_alpha * depth / h", AT(pushout_speed)},
+  {"pushout_slop", CUSP_KEY_REAL, "1e-7", 0, 1e-3, NULL, "m",
+   "penetration a rigid patch's vertex keeps without push-out (held at its depth; deeper ones "
+   "are pushed out of all of it): a push-out of nanometres asks sticking contacts to slip",
+   AT(pushout_slop)},
   {"margin", CUSP_KEY_REAL, "0.005", 0, 1, NULL, "m",
    "speculative contact distance: pairs closer than this enter the problem", AT(margin)},
   {"break_impulse", CUSP_KEY_REAL, "1e-9", 0, 1e3, NULL, "N s",

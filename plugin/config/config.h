@@ -57,6 +57,7 @@ typedef struct cuspConfig_ {
   mjtNum eps_w;
   mjtNum gap_alpha;       // normal rhs += (gap_alpha / h) * gap
   mjtNum pushout_speed;   // m/s, cap on the recovery speed gap_alpha * depth / h
+  mjtNum pushout_slop;    // m, depth a rigid patch's vertex keeps without push-out (held)
   mjtNum margin;          // m, speculative contact distance
   mjtNum break_impulse;   // N*s, normal impulse at or below which a contact counts as "break"
   int visualize;

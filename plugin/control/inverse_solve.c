@@ -527,7 +527,7 @@ static void complementarity_rows(BoxLcp* b, const cuspInverseModel* im, const cu
       }
       mjtNum vfree = im->rowv[ne + k];
       b->q[row] = e == 0 ? cusp_normal_rhs(vfree, ct->gap + H * vfree, H, im->ccfg->gap_alpha,
-                                          im->ccfg->pushout_speed, 0)
+                                          im->ccfg->pushout_speed, 0, 0)
                         : vfree;
       if (e > 0) M[row + (size_t)(nu + c * s + r + 1) * n] = 1;  // + gamma
       b->lo[row] = 0;
@@ -664,7 +664,7 @@ static void contact_rhs(ContactBlock* cb, const mjtNum* u, const cuspInverseMode
         // the published gap is the current one (the last step's, at its q*): the end of the
         // horizon sees gap + H v, the gap the simulation's rule takes
         cb->bn[c] = cusp_normal_rhs(v, im->contact[c].gap + H * v, H, im->ccfg->gap_alpha,
-                                    im->ccfg->pushout_speed, 0);
+                                    im->ccfg->pushout_speed, 0, 0);
       } else {
         cb->bt[c * r + e - 1] = v;
       }

@@ -1124,19 +1124,25 @@ static mjtNum stick_mobility(const cuspPatchWork* w, int i, int k) {
 // whatever its patch's friction rows hold (none of the mjcf/ scenes' rows is held: trajectories
 // bitwise unchanged). vn: the free row velocities (w->vfree).
 // m, start-of-step gap g0 of vertex k of island patch i (its gap at q* less h times its free
-// normal velocity; below -cusp_rest_gap(h): cusp_normal_rhs asks for push-out)
+// normal velocity; below -rest_depth(cfg, h): cusp_normal_rhs asks for push-out)
 static mjtNum start_gap(const cuspPatchWork* w, int i, int k, mjtNum h) {
   return cusp_start_gap(w->island[i].gap[k], w->vfree[w->row_of[i] + k], h);
 }
 
-static void hold_immobile_rows(cuspPatchWork* w, mjtNum h) {
+// m, the depth down to which a vertex is held at rest (cusp_normal_rhs): the config's
+// pushout_slop, at least the rest band cusp_rest_gap(h)
+static mjtNum rest_depth(const cuspConfig* cfg, mjtNum h) {
+  return fmax(cfg->pushout_slop, cusp_rest_gap(h));
+}
+
+static void hold_immobile_rows(cuspPatchWork* w, const cuspConfig* cfg, mjtNum h) {
   const mjtNum* vn = w->vfree;
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
     mjtNum wmax = patch_wmax(w, i);
     for (int k = 0; k < P->nvert; k++) {
       int r = w->row_of[i] + k;
-      if (start_gap(w, i, k, h) >= -cusp_rest_gap(h)) continue;  // no push-out asked
+      if (start_gap(w, i, k, h) >= -rest_depth(cfg, h)) continue;  // no push-out asked
       mjtNum wkk = w->W[(size_t)r * w->nrows + r];
       if (inert_row(wkk, wmax) || stick_mobility(w, i, k) <= 1e-2 * wkk) w->ub0[r] = vn[r];
     }
@@ -1224,7 +1230,7 @@ static void island_rows(cuspPatchWork* w, const cuspConfig* cfg, const mjModel* 
       w->vfree[w->row_of[i] + r] = vfree;
       if (r < P->nvert) {
         vfree = cusp_normal_rhs(vfree, P->gap[r], h, cfg->gap_alpha, cfg->pushout_speed,
-                                cusp_rest_gap(h));
+                                cusp_rest_gap(h), rest_depth(cfg, h));
       }
       w->ub0[w->row_of[i] + r] = vfree;
     }
@@ -1590,7 +1596,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   delassus(w, dyn->nr);
   band_layout(w);
   island_scales(w, m, h);
-  hold_immobile_rows(w, h);
+  hold_immobile_rows(w, cfg, h);
   set_vertex_offsets(w);
   int warm = start_unknowns(w, cfg);
   drop_duplicate_points(w);

@@ -304,7 +304,8 @@ static void assemble(cuspStepWork* w, cuspDynamics* dyn, const cuspContact* cs, 
     mju_mulMatTVec(w->Jn_r + (size_t)i * nr, jred, nn, 3, nr);
     // free normal velocity plus gap term (speculative gaps exactly, penetration recovered)
     w->vn[i] = mju_dot3(vrel, nn);
-    w->bn[i] = cusp_normal_rhs(w->vn[i], c->gap, h, cfg->gap_alpha, cfg->pushout_speed, 0);
+    w->bn[i] =
+        cusp_normal_rhs(w->vn[i], c->gap, h, cfg->gap_alpha, cfg->pushout_speed, 0, 0);
     w->mu[i] = c->mu;
     // the tangent rows; friction direction k is cone[2k] t + cone[2k+1] o (the solver combines)
     mju_mulMatTVec(w->Jto_r + (size_t)2 * i * nr, jred, t, 3, nr);
