@@ -201,3 +201,32 @@ def test_a_box_squeezed_by_a_pusher_that_cannot_rise_is_solved_every_step(integr
     assert overlap <= 1e-3 + 1e-6
     assert abs(on_floor) <= 1e-6
     assert gain <= 1e-6
+
+
+SUNK_BOX = """<mujoco model="sunk_box">
+  <option timestep="{h}" integrator="{integrator}"/>
+  <extension><plugin plugin="cusp.contact"><instance name="cusp">
+    <config key="bodies" value="box"/></instance></plugin></extension>
+  <worldbody>
+    <geom name="floor" type="plane" size="1 1 0.1"/>
+    <body name="box" pos="0 0 {z}"><freejoint/>
+      <geom type="box" size="0.05 0.05 0.05" mass="1" contype="0" conaffinity="0"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("integrator,h", INTEGRATORS)
+def test_a_box_sunk_less_than_the_slop_is_held_and_deeper_is_pushed_out(integrator, h):
+    """A box at rest with its bottom face sunk into the floor (config key pushout_slop, 1e-7 m by
+    default), one step under gravity: half the slop deep it is held where it is (its rise speed
+    within 1e-9 m/s of 0, where a push-out would give gap_alpha depth / h = 2.5e-6 m/s or more),
+    five slops deep it is pushed out of all of its depth at gap_alpha depth / h (gap_alpha 0.2),
+    within 1e-4 of it; no rotation either way (the face's vertices are asked the same)."""
+    slop, alpha = 1e-7, 0.2
+    for depth, rise in ((0.5 * slop, 0.0), (5 * slop, alpha * 5 * slop / h)):
+        m, d = _load(SUNK_BOX.format(integrator=integrator, h=h, z=0.05 - depth))
+        mujoco.mj_step(m, d)
+        assert _slot(d, "solver_failures") == 0
+        assert abs(d.qvel[2] - rise) <= (1e-9 if rise == 0 else 1e-4 * rise), (depth, d.qvel[2])
+        assert np.abs(d.qvel[3:]).max() <= 1e-12
