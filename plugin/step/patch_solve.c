@@ -481,12 +481,15 @@ static cuspLcpStatus solve_proximal(cuspPatchWork* w, const cuspMcpProblem* prob
   cuspMcpProxOptions po = cusp_mcp_proximal_default_options();
   po.max_iterations = cusp_solve_iteration_cap(&budget_binds, opt->max_iter, opt->work_budget,
                                                CUSP_ITER_NEWTON, w->nz, 0);
-  // plain Newton first where its Levenberg-Marquardt fallback (n^3 / 3 for H^T H, then Cholesky)
-  // is cheap; on a large hyperstatic island (a stack) it would take most of the step. Four
-  // steps: from a warm start it converges in 0-2 where the impulses are unique; where they are
-  // not (two tips per finger, a jaw's faces) it crawled through all of a 50-step cap before the
-  // proximal loop solved in one outer step (jaw lift: 72 of 1000 steps; 3.7x -> 1.6x stock CPU)
-  po.plain_first_iter = w->nz <= 96 ? 4 : 0;
+  // plain Newton first on a small island only, where its Levenberg-Marquardt fallback (n^3 / 3
+  // for H^T H, then Cholesky) is cheap. Four steps: from a warm start it converges in 0-2 where
+  // the impulses are unique; where they are not (two tips per finger, a jaw's faces) it crawled
+  // through all of a 50-step cap before the proximal loop solved in one outer step (jaw lift: 72
+  // of 1000 steps; 3.7x -> 1.6x stock CPU). An island of more than kSmallIsland unknowns is
+  // hyperstatic where it matters (a pile's resting faces: 4 vertex rows on 3 dofs each), and its
+  // four steps were most of its Newton steps: random piles (73 runs) 79 -> 52 s with the loop
+  // straight away (islands of up to 96 unknowns had the four steps before)
+  po.plain_first_iter = w->nz <= kSmallIsland ? 4 : 0;
   // and where the loop leaves such an island short, the plain Newton of its starting point with a
   // budget of its own (a single 4-vertex patch of a 0.1 g body pushed out of 1.3 mm of overlap:
   // the loop stalled at 1.7e-4, the plain Newton's damped path solved it in 124 steps)
