@@ -116,7 +116,7 @@ int cusp_fuzz_solver(const uint8_t* data, size_t size) {
 
   // ---- the same numbers as an MCP (affine F) through FB Newton ----
   affine_map am = {M, q, n};
-  cuspMcpProblem mcp = {n, prob.lo, prob.hi, affine_residual, affine_jacobian, &am, NULL, 0, 0};
+  cuspMcpProblem mcp = {n, prob.lo, prob.hi, affine_residual, affine_jacobian, &am, NULL, 0, 0, NULL};
   cuspMcpOptions mopt = cusp_mcp_default_options();
   mopt.max_iter = opt.max_iter;
   void* mwork = malloc(cusp_mcp_worksize(n));

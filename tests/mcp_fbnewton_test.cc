@@ -17,6 +17,7 @@ struct Cubic {
   int n;
   std::vector<double> M, zstar, wstar, lo, hi, c;
   int fail_after = -1, calls = 0;
+  int step_mode = 0, step_calls = 0;  // CubicStep's behaviour and calls
 };
 
 int CubicF(mjtNum* F, const mjtNum* z, int n, void* u) {
@@ -74,7 +75,7 @@ Cubic MakeCubic(int n, uint64_t seed) {
 }
 
 cuspMcpProblem ProblemOf(Cubic& c) {
-  return {c.n, c.lo.data(), c.hi.data(), CubicF, CubicJ, &c, nullptr, 0, 0};
+  return {c.n, c.lo.data(), c.hi.data(), CubicF, CubicJ, &c, nullptr, 0, 0, nullptr};
 }
 
 TEST(McpFbNewton, NonlinearBoxProblemsWithKnownSolution) {
@@ -147,7 +148,7 @@ int ZeroJ(mjtNum* J, int ldj, const mjtNum*, int n, void*) {
 
 TEST(McpFbNewton, UnsolvableIsNotReportedSolved) {
   // F = -1 with z >= 0: no solution (z would have to be +inf). With an upper bound, z = hi.
-  cuspMcpProblem p = {2, nullptr, nullptr, NegativeF, ZeroJ, nullptr, nullptr, 0, 0};
+  cuspMcpProblem p = {2, nullptr, nullptr, NegativeF, ZeroJ, nullptr, nullptr, 0, 0, nullptr};
   cuspMcpOptions opt = cusp_mcp_default_options();
   std::vector<double> z(2), work(cusp_mcp_worksize(2) / 8 + 1);
   cuspMcpInfo info;
@@ -204,7 +205,7 @@ TEST(McpFbNewton, BandModeSolvesAsTheDenseMode) {
     SCOPED_TRACE("n=" + std::to_string(n));
     cuspMcpProblem dense = ProblemOf(b.c);
     cuspMcpProblem band = {n, b.c.lo.data(), b.c.hi.data(), BandCubicF, nullptr, &b, BandCubicJ,
-                           kl, ku};
+                           kl, ku, nullptr};
     if (n >= 40) {
       EXPECT_LT(cusp_mcp_problem_worksize(&band), cusp_mcp_problem_worksize(&dense) / 4);
     }
@@ -222,6 +223,89 @@ TEST(McpFbNewton, BandModeSolvesAsTheDenseMode) {
     for (int i = 0; i < n; i++) {
       EXPECT_NEAR(zb[i], b.c.zstar[i], 1e-8) << i;
       EXPECT_NEAR(F[i], b.c.wstar[i], 1e-7) << i;
+    }
+  }
+}
+
+// A structured Newton step for the cubic problem, solved apart from the solver's LU (Gaussian
+// elimination with partial pivoting here): mode 0 the Newton step, 1 declines, 2 the ascent
+// direction (+H^-1 phi), 3 a direction off by 1e-3 whose H d does not match -phi.
+int CubicStep(mjtNum* d, mjtNum* hd, const mjtNum* phi, const mjtNum* da, const mjtNum* db,
+              const mjtNum* z, int n, void* u) {
+  Cubic* s = static_cast<Cubic*>(u);
+  s->step_calls++;
+  if (s->step_mode == 1) return 1;
+  std::vector<double> J(n * n), H(n * n), x(n);
+  CubicJ(J.data(), n, z, n, s);
+  for (int j = 0; j < n; j++) {
+    for (int i = 0; i < n; i++) H[i + j * n] = db[i] * J[i + j * n] + (i == j ? da[i] : 0);
+  }
+  std::vector<double> A = H;
+  for (int i = 0; i < n; i++) x[i] = -phi[i];
+  for (int k = 0; k < n; k++) {
+    int p = k;
+    for (int i = k + 1; i < n; i++) {
+      if (std::fabs(A[i + k * n]) > std::fabs(A[p + k * n])) p = i;
+    }
+    if (A[p + k * n] == 0) return 1;
+    for (int j = 0; j < n; j++) std::swap(A[k + j * n], A[p + j * n]);
+    std::swap(x[k], x[p]);
+    for (int i = k + 1; i < n; i++) {
+      double f = A[i + k * n] / A[k + k * n];
+      for (int j = k; j < n; j++) A[i + j * n] -= f * A[k + j * n];
+      x[i] -= f * x[k];
+    }
+  }
+  for (int k = n - 1; k >= 0; k--) {
+    for (int j = k + 1; j < n; j++) x[k] -= A[k + j * n] * x[j];
+    x[k] /= A[k + k * n];
+  }
+  for (int i = 0; i < n; i++) {
+    d[i] = s->step_mode == 2 ? -x[i]
+                             : (s->step_mode == 3 ? x[i] * (1 + 1e-3 * (i % 2 ? 1 : -1)) : x[i]);
+  }
+  for (int i = 0; i < n; i++) {
+    double v = 0;
+    for (int j = 0; j < n; j++) v += H[i + j * n] * d[j];
+    hd[i] = v;
+  }
+  return 0;
+}
+
+TEST(McpFbNewton, StructuredStepIsTakenAndADeclinedOrWrongOneIsNot) {
+  for (int n : {4, 13, 40}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    cuspMcpOptions opt = cusp_mcp_default_options();
+    Cubic plain = MakeCubic(n, 5);
+    cuspMcpProblem pp = ProblemOf(plain);
+    std::vector<double> w(cusp_mcp_problem_worksize(&pp) / 8 + 1), z0(n, 0);
+    cuspMcpInfo i0;
+    cusp_mcp_fbnewton(z0.data(), nullptr, &i0, &pp, &opt, w.data(), w.size() * 8);
+    ASSERT_EQ(i0.status, CUSP_LCP_SOLVED) << i0.message;
+    EXPECT_EQ(i0.structured_steps, 0);
+    for (int mode = 0; mode < 4; mode++) {
+      SCOPED_TRACE("mode=" + std::to_string(mode));
+      Cubic s = MakeCubic(n, 5);
+      s.step_mode = mode;
+      cuspMcpProblem p = ProblemOf(s);
+      p.newton_solve = CubicStep;
+      std::vector<double> z(n, 0);
+      cuspMcpInfo info;
+      cusp_mcp_fbnewton(z.data(), nullptr, &info, &p, &opt, w.data(), w.size() * 8);
+      ASSERT_EQ(info.status, CUSP_LCP_SOLVED) << info.message;
+      EXPECT_GT(s.step_calls, 0);
+      for (int i = 0; i < n; i++) EXPECT_NEAR(z[i], s.zstar[i], 1e-8) << i;
+      if (mode == 0) {
+        // the Newton steps of the dense path, solved elsewhere: the same iterations
+        EXPECT_EQ(info.structured_steps, info.iterations - info.lm_steps);
+        EXPECT_GT(info.structured_steps, 0);
+        EXPECT_EQ(info.iterations, i0.iterations);
+      } else {
+        // declined, ascending or inexact: every step is the dense one, to the bit
+        EXPECT_EQ(info.structured_steps, 0);
+        EXPECT_EQ(info.iterations, i0.iterations);
+        for (int i = 0; i < n; i++) EXPECT_EQ(z[i], z0[i]) << i;
+      }
     }
   }
 }

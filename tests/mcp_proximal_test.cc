@@ -238,7 +238,7 @@ struct Outcome {
 };
 
 Outcome RunPlain(ProxLcp& p, const cuspMcpOptions& opt) {
-  cuspMcpProblem prob = {p.n, nullptr, nullptr, LcpF, LcpJ, &p, nullptr, 0, 0};
+  cuspMcpProblem prob = {p.n, nullptr, nullptr, LcpF, LcpJ, &p, nullptr, 0, 0, nullptr};
   p.rho = 0;
   Outcome r;
   r.z.assign(p.n, 0);
@@ -254,7 +254,7 @@ Outcome RunPlain(ProxLcp& p, const cuspMcpOptions& opt) {
 }
 
 Outcome RunProx(ProxLcp& p, const cuspMcpOptions& opt, cuspMcpProxInfo* pinfo = nullptr) {
-  cuspMcpProblem prob = {p.n, nullptr, nullptr, LcpF, LcpJ, &p, nullptr, 0, 0};
+  cuspMcpProblem prob = {p.n, nullptr, nullptr, LcpF, LcpJ, &p, nullptr, 0, 0, nullptr};
   Outcome r;
   r.z.assign(p.n, 0);
   std::vector<double> work(cusp_mcp_proximal_worksize(p.n) / 8 + 1);
@@ -304,7 +304,7 @@ TEST(McpProximal, WarmStartThatSolvesReturnsAtOnce) {
   cuspMcpOptions opt = cusp_mcp_default_options();
   Outcome first = RunProx(p, opt);
   ASSERT_EQ(first.status, CUSP_LCP_SOLVED);
-  cuspMcpProblem prob = {p.n, nullptr, nullptr, LcpF, LcpJ, &p, nullptr, 0, 0};
+  cuspMcpProblem prob = {p.n, nullptr, nullptr, LcpF, LcpJ, &p, nullptr, 0, 0, nullptr};
   std::vector<double> z = first.z, F(p.n), work(cusp_mcp_proximal_worksize(p.n) / 8 + 1);
   opt.warm_start = 1;
   cuspMcpProxInfo info;
@@ -366,7 +366,7 @@ TEST(McpProximal, WarmStartNearTheAnswerOfATallStackTakesOneOuterStep) {
     std::vector<double> z = cold.z;
     ProxLcp next = p;  // the next step: the free velocity a few bits off
     for (int a = 0; a < dup; a++) next.q[a] *= 1 + 1e-6;
-    cuspMcpProblem prob = {next.n, nullptr, nullptr, LcpF, LcpJ, &next, nullptr, 0, 0};
+    cuspMcpProblem prob = {next.n, nullptr, nullptr, LcpF, LcpJ, &next, nullptr, 0, 0, nullptr};
     opt.warm_start = 1;
     cuspMcpProxInfo info;
     cusp_mcp_proximal(z.data(), nullptr, &info, &prob, LcpProx, &opt, &po, work.data(),
@@ -392,7 +392,7 @@ TEST(McpProximal, DeterministicAndChecksItsInput) {
   EXPECT_EQ(a.z, b.z);  // bitwise
   EXPECT_EQ(a.iterations, b.iterations);
 
-  cuspMcpProblem prob = {p.n, nullptr, nullptr, LcpF, LcpJ, &p, nullptr, 0, 0};
+  cuspMcpProblem prob = {p.n, nullptr, nullptr, LcpF, LcpJ, &p, nullptr, 0, 0, nullptr};
   std::vector<double> z(p.n), work(cusp_mcp_proximal_worksize(p.n) / 8 + 1);
   cuspMcpProxInfo info;
   EXPECT_EQ(cusp_mcp_proximal(z.data(), nullptr, &info, &prob, LcpProx, &opt, nullptr,

@@ -17,6 +17,7 @@ typedef struct cuspFbCore_ {
   int affine;                   // 1: F(z + t d) = F(z) + t J d (no callback in the line search)
   cuspMcpJacobianBandFn jacobian_band;  // band mode (mcp.h) when set: jacobian unused, no
   int kl, ku;                           // jac_const, no affine
+  cuspMcpNewtonSolveFn newton_solve;    // structured Newton step (mcp.h), or NULL
 } cuspFbCore;
 
 size_t cusp_fb_core_worksize(int n, int const_jac);

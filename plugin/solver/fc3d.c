@@ -389,7 +389,7 @@ cuspLcpStatus cusp_fc3d_solve(mjtNum* r, mjtNum* u, cuspFc3dInfo* info,
       int first = start[isl], m = start[isl + 1] - first, n = 3 * m;
       mjtNum pref = gather_island(&s, z, order, first, m, p, r, warm);
       for (int i = 0; i < n; i++) lo[i] = i % 3 ? -INFINITY : 0;
-      cuspMcpProblem mp = {n, lo, NULL, island_residual, island_jacobian, &s, NULL, 0, 0};
+      cuspMcpProblem mp = {n, lo, NULL, island_residual, island_jacobian, &s, NULL, 0, 0, NULL};
       cuspMcpOptions mo = o.mcp;
       mo.tol = tol;
       mo.warm_start = 1;

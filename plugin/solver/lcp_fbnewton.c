@@ -29,7 +29,7 @@ cuspLcpStatus cusp_lcp_fbnewton(mjtNum* z, mjtNum* w, cuspLcpInfo* info,
     return info->status;
   }
   lcpUser user = {p};
-  cuspFbCore core = {p->n, p->lo, p->hi, lcp_residual, NULL, &user, p->M, p->ldm, 1, NULL, 0, 0};
+  cuspFbCore core = {p->n, p->lo, p->hi, lcp_residual, NULL, &user, p->M, p->ldm, 1, NULL, 0, 0, NULL};
   cuspMcpOptions mo = cusp_mcp_default_options();
   mo.tol = opt->tol;
   mo.max_iter = opt->max_iter > 0 ? opt->max_iter : 100;

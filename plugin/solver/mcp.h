@@ -29,6 +29,15 @@ typedef int (*cuspMcpJacobianFn)(mjtNum* J, int ldj, const mjtNum* z, int n, voi
 // := dF/dz at z, J(i,j) = dF_i/dz_j at J[ku + i - j + j ldj]; every entry outside the band is 0.
 typedef int (*cuspMcpJacobianBandFn)(mjtNum* J, int ldj, const mjtNum* z, int n, void* user);
 
+// Structured Newton step: d (n) := -(Da + Db J(z))^-1 phi and hd (n) := (Da + Db J(z)) d, for the
+// diagonal matrices Da = diag(da), Db = diag(db) of the Fischer-Burmeister derivatives at z and
+// J = dF/dz there, without forming J (a problem whose Jacobian has a structure the dense LU does
+// not see: a contact island's W = Jr Mr^-1 Jr^T through its bodies). Return 0 on success; nonzero
+// (the structure does not apply at z, or the system is singular there) makes the solver take
+// this iteration's dense Newton step instead.
+typedef int (*cuspMcpNewtonSolveFn)(mjtNum* d, mjtNum* hd, const mjtNum* phi, const mjtNum* da,
+                                    const mjtNum* db, const mjtNum* z, int n, void* user);
+
 typedef struct cuspMcpProblem_ {
   int n;                        // number of unknowns
   const mjtNum* lo;             // (n) lower bounds, -INFINITY allowed; NULL = all 0
@@ -41,6 +50,10 @@ typedef struct cuspMcpProblem_ {
   // of O(n^3)) and `jacobian` is not called
   cuspMcpJacobianBandFn jacobian_band;
   int kl, ku;
+  // optional (dense mode only): the Newton step through the problem's own structure, tried
+  // before the dense LU of each iteration; the Jacobian is formed only when it declines or its
+  // step is not accepted by the line search (then the Levenberg-Marquardt fallbacks follow)
+  cuspMcpNewtonSolveFn newton_solve;
 } cuspMcpProblem;
 
 typedef struct cuspMcpOptions_ {
@@ -59,6 +72,7 @@ typedef struct cuspMcpInfo_ {
   const char* message;   // static detail string
   int iterations;        // Newton iterations
   int lm_steps;          // iterations that used the Levenberg-Marquardt step
+  int structured_steps;  // iterations that took the problem's newton_solve step
   int evaluations;       // residual evaluations
   mjtNum residual;       // natural-map residual at the returned z
   mjtNum merit;          // 0.5 ||Phi||^2 at the returned z

@@ -242,6 +242,29 @@ size_t cusp_fb_core_band_worksize(int n, int kl, int ku) {
          CUSP_ALIGN(sizeof(int) * 3 * nn);
 }
 
+// Armijo search along d from z (merit psi, slope gd = g . d < 0): the trial point zt, its F in Ft
+// and its phi in phit; returns 1 when a step is accepted (sufficient decrease, or the tolerance
+// met). In affine mode F(z + t d) = F + t jd.
+static int armijo(mjtNum* zt, mjtNum* Ft, mjtNum* phit, cuspMcpInfo* info, const cuspFbCore* c,
+                  const mjtNum* z, const mjtNum* F, const mjtNum* d, const mjtNum* jd, mjtNum gd,
+                  mjtNum psi, mjtNum sigma, int max_bt, mjtNum tol) {
+  const int n = c->n;
+  mjtNum t = 1;
+  for (int bt = 0; bt <= max_bt; bt++, t *= 0.5) {
+    for (int i = 0; i < n; i++) zt[i] = z[i] + t * d[i];
+    if (c->affine) {
+      for (int i = 0; i < n; i++) Ft[i] = F[i] + t * jd[i];
+    } else {
+      info->evaluations++;
+      if (c->residual(Ft, zt, n, c->user)) continue;
+    }
+    mjtNum natt;
+    mjtNum psit = fb_eval(phit, NULL, NULL, &natt, zt, Ft, c->lo, c->hi, n);
+    if (psit <= psi + sigma * t * gd || natt <= tol) return 1;
+  }
+  return 0;
+}
+
 cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cuspFbCore* c,
                            const cuspMcpOptions* opt, void* work) {
   int n = c->n;
@@ -282,7 +305,7 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
   mjtNum lm_min = opt->lm_min > 0 ? opt->lm_min : 1e-14;
   mjtNum lm_fac = 1e-6;  // mu = lm_fac * max diag(H^T H)
 
-  info->iterations = info->lm_steps = info->evaluations = 0;
+  info->iterations = info->lm_steps = info->evaluations = info->structured_steps = 0;
   info->message = "";
   for (int i = 0; i < n; i++) {
     mjtNum l = lo ? lo[i] : 0, u = hi ? hi[i] : INFINITY;
@@ -316,7 +339,28 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
     it++;
     const mjtNum* J = NULL;
     int ldj = n;
-    if (band) {
+    int accepted = 0;
+    // the problem's structured Newton step first (mcp.h): no Jacobian, no dense LU, when it
+    // solves and the line search takes its step
+    if (c->newton_solve && !band && !c->jac_const &&
+        c->newton_solve(d, jd, phi, da, db, z, n, c->user) == 0) {
+      mjtNum gd = 0, dd = 0, res = 0, pn = 0;  // gd = g . d = phi . (H d), g = H^T phi
+      for (int i = 0; i < n; i++) {
+        gd += phi[i] * jd[i];
+        dd += d[i] * d[i];
+        res = fmax(res, fabs(jd[i] + phi[i]));
+        pn = fmax(pn, fabs(phi[i]));
+      }
+      // a step that does not solve its system to 1e-8 (rounding of a nearly singular one) is
+      // left to the dense step
+      if (isfinite(gd) && gd < -1e-14 * dd && res <= 1e-8 * pn) {
+        accepted = armijo(zt, Ft, phit, info, c, z, F, d, jd, gd, psi, sigma, max_bt, opt->tol);
+      }
+      info->structured_steps += accepted;
+    }
+    if (accepted) {
+      // the step is taken below
+    } else if (band) {
       memset(Jbuf, 0, sizeof(mjtNum) * matsize);
       if (c->jacobian_band(Jbuf, lb, z, n, c->user)) {
         status = CUSP_LCP_NUMERICAL;
@@ -336,7 +380,7 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
       J = Jbuf;
       ldj = n;
     }
-    if (!band) {
+    if (!band && !accepted) {
       for (int j = 0; j < n; j++) {
         const mjtNum* Jc = J + (size_t)j * ldj;
         mjtNum* Hc = H + (size_t)j * n;
@@ -358,7 +402,6 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
     }
 
     // Newton direction on R, then LM on R, then LM on all rows; each followed by the Armijo search
-    int accepted = 0;
     for (int attempt = 0; attempt < 3 && !accepted; attempt++) {
       int ok = 0;
       if (attempt < 2) {
@@ -430,22 +473,7 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
       mjtNum gd = 0;
       for (int i = 0; i < n; i++) gd += g[i] * d[i];
       if (c->affine) cusp_dgemv(jd, 'N', J, d, 1.0, 0.0, n, n, ldj);
-      mjtNum t = 1;
-      for (int bt = 0; bt <= max_bt; bt++, t *= 0.5) {
-        for (int i = 0; i < n; i++) zt[i] = z[i] + t * d[i];
-        if (c->affine) {
-          for (int i = 0; i < n; i++) Ft[i] = F[i] + t * jd[i];
-        } else {
-          info->evaluations++;
-          if (c->residual(Ft, zt, n, c->user)) continue;
-        }
-        mjtNum natt;
-        mjtNum psit = fb_eval(phit, NULL, NULL, &natt, zt, Ft, lo, hi, n);
-        if (psit <= psi + sigma * t * gd || natt <= opt->tol) {
-          accepted = 1;
-          break;
-        }
-      }
+      accepted = armijo(zt, Ft, phit, info, c, z, F, d, jd, gd, psi, sigma, max_bt, opt->tol);
       if (attempt >= 1) lm_fac = accepted ? fmax(lm_fac * 0.1, lm_min) : lm_fac * 10;
     }
     if (!accepted) {
@@ -533,7 +561,7 @@ cuspLcpStatus cusp_mcp_fbnewton(mjtNum* z, mjtNum* F, cuspMcpInfo* info,
     }
   }
   cuspFbCore core = {p->n, p->lo, p->hi, p->residual, p->jacobian, p->user, NULL, 0, 0,
-                     p->jacobian_band, p->kl, p->ku};
+                     p->jacobian_band, p->kl, p->ku, p->newton_solve};
   cusp_fb_core(z, F, info, &core, opt, work);
   // no false success: the natural residual of the returned z decides (never the iteration's
   // belief)

@@ -100,6 +100,7 @@ static void plain_newton(mjtNum* z, mjtNum* nat, mjtNum* merit, mjtNum* best_nat
   cusp_mcp_fbnewton(zin, NULL, &in, prob, &o, work, inner_bytes);
   info->inner_iterations += in.iterations;
   info->mcp.lm_steps += in.lm_steps;
+  info->mcp.structured_steps += in.structured_steps;
   info->mcp.evaluations += in.evaluations + 1;
   if (in.status == CUSP_LCP_BAD_INPUT || prob->residual(F, zin, n, prob->user)) return;
   mjtNum m;
@@ -237,6 +238,7 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
     info->rho_peak = fmax(info->rho_peak, rho);
     info->inner_iterations += in.iterations;
     out->lm_steps += in.lm_steps;
+    out->structured_steps += in.structured_steps;
     out->evaluations += in.evaluations + 1;
     if (in.status == CUSP_LCP_BAD_INPUT) {
       status = CUSP_LCP_BAD_INPUT;
