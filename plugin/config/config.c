@@ -80,6 +80,11 @@ const cuspKey cusp_config_keys[] = {
    "tolerance", AT(finish)},
   {"warm_start", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
    "start from the previous step's impulses matched by contact identity", AT(warm_start)},
+  {"solve_by_bodies", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
+   "a rigid island of at least 25 unknowns (not a chain solved by band) takes its proximal "
+   "Newton steps through its bodies: one small LU per patch and one of its dofs' capacitance "
+   "matrix (Woodbury), instead of the dense LU of all its unknowns; false: the dense LU",
+   AT(solve_by_bodies)},
   {"rank_selection", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
    "conditioning stage 1: inertial rank selection (pivoted Cholesky of the whitened normal "
    "block; the pivoted QR when a contact is near the threshold)", AT(rank_selection)},

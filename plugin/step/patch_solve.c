@@ -78,6 +78,8 @@ void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->mcp_work);
   free(w->voff);
   free(w->qp_work);
+  free(w->bb_int);
+  free(w->bb_num);
   free(w->jac);
   free(w->jac2);
   free(w->dv);
@@ -236,6 +238,90 @@ static mjtNum projection_argument(mjtNum q[3], mjtNum* rho, const cuspPatch* P, 
   return sqrt(qn);
 }
 
+// The limit-surface projection of a patch at z: its argument's norm qn, direction qh, the ball
+// radius rho = mu Ln, and whether the argument lies outside the ball (the patch slides)
+typedef struct Projection_ {
+  mjtNum qn, rho, qh[3];
+  int outside;
+} Projection;
+
+static void projection_at(Projection* pr, const cuspPatch* P, const Derived* D, const mjtNum* zi,
+                          const mjtNum* ub) {
+  mjtNum q[3];
+  pr->qn = projection_argument(q, &pr->rho, P, D, zi, ub);
+  pr->outside = pr->qn > pr->rho;
+  for (int x = 0; x < 3; x++) pr->qh[x] = x < 2 + has_torsion(P) && pr->qn > 0 ? q[x] / pr->qn : 0;
+}
+
+// Rows (into rows, relative to the patch's first row) and coefficients of d p / d z_j for the
+// patch's own unknown j (the row impulses of patch.h from its unknowns); returns their number
+static int impulse_column(int rows[2], mjtNum coef[2], const cuspPatch* P, const Derived* D,
+                          const mjtNum* voff, const mjtNum* zi, int j) {
+  int K = P->nvert, T = has_torsion(P), nrow = 0;
+  mjtNum Lt = P->e[0] * zi[K], Lo = P->e[1] * zi[K + 1];
+  if (j < K) {
+    rows[nrow] = j;
+    coef[nrow++] = 1;
+    if (T && zi[j] > 0) {
+      mjtNum ddt = (voff[j] - D->d[0]) / D->Ls;
+      mjtNum ddo = (voff[K + j] - D->d[1]) / D->Ls;
+      rows[nrow] = K + 2;
+      coef[nrow++] = -ddo * Lt + ddt * Lo;
+    }
+  } else if (j == K) {
+    rows[nrow] = K;
+    coef[nrow++] = P->e[0];
+    if (T) {
+      rows[nrow] = K + 2;
+      coef[nrow++] = -D->d[1] * P->e[0];
+    }
+  } else if (j == K + 1) {
+    rows[nrow] = K + 1;
+    coef[nrow++] = P->e[1];
+    if (T) {
+      rows[nrow] = K + 2;
+      coef[nrow++] = D->d[0] * P->e[1];
+    }
+  } else {
+    rows[nrow] = K + 2;
+    coef[nrow++] = P->e[2];
+  }
+  return nrow;
+}
+
+// The friction rows (ny entries into out) of d F / d z_j for patch P, from g = d ub / d z_j at the
+// patch's rows (K + ny) and, when z_j is one of the patch's own unknowns, its index `local`
+// inside the patch (-1 otherwise): the chain rule through the ECP, the ball radius and the
+// projection (normal rows: d F_k / d z_j = g_k)
+static void friction_column(mjtNum* out, const cuspPatch* P, const Derived* D, const mjtNum* voff,
+                            const mjtNum* zi, const mjtNum* ub, const Projection* pr,
+                            const mjtNum* g, int local) {
+  int K = P->nvert, T = has_torsion(P), ny = 2 + T;
+  int own = local >= 0 && local < K + ny;
+  mjtNum dLn = (own && local < K && zi[local] > 0) ? 1 : 0, ddt = 0, ddo = 0;
+  if (dLn > 0 && T) {
+    ddt = (voff[local] - D->d[0]) / D->Ls;
+    ddo = (voff[K + local] - D->d[1]) / D->Ls;
+  }
+  mjtNum du[3];
+  du[0] = g[K] - (T ? D->d[1] * g[K + 2] + ub[K + 2] * ddo : 0);
+  du[1] = g[K + 1] + (T ? D->d[0] * g[K + 2] + ub[K + 2] * ddt : 0);
+  du[2] = T ? g[K + 2] : 0;
+  mjtNum dq[3], qdq = 0;
+  for (int x = 0; x < ny; x++) {
+    dq[x] = (own && local == K + x ? 1 : 0) - P->k * P->e[x] * du[x];
+    qdq += pr->qh[x] * dq[x];
+  }
+  mjtNum drho = pr->rho > 0 ? P->mu * dLn : 0;
+  for (int x = 0; x < ny; x++) {
+    mjtNum dP = pr->outside
+                    ? (pr->qn > 0 ? pr->rho / pr->qn : 0) * (dq[x] - pr->qh[x] * qdq) +
+                          pr->qh[x] * drho
+                    : dq[x];
+    out[x] = ((own && local == K + x ? 1 : 0) - dP) / P->k;
+  }
+}
+
 static void jacobian_at(cuspPatchWork* w, const mjtNum* z, mjtNum* JF);
 
 static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
@@ -312,44 +398,17 @@ static void jacobian_at(cuspPatchWork* w, const mjtNum* z, mjtNum* JF) {
     int r0 = w->row_of[i], z0 = w->z_of[i];
     Derived D;
     derive(&D, w, i, zi);
-    int K = P->nvert, T = has_torsion(P), ny = 2 + T;
-    mjtNum Lt = P->e[0] * zi[K], Lo = P->e[1] * zi[K + 1];
-    for (int j = 0; j < K + ny; j++) {
-      int rows[2], nrow = 0;
+    for (int j = 0; j < patch_nz(P); j++) {
+      int rows[2];
       mjtNum coef[2];
-      if (j < K) {
-        rows[nrow] = r0 + j;
-        coef[nrow++] = 1;
-        if (T && zi[j] > 0) {
-          mjtNum ddt = (vertex_offsets(w, i)[j] - D.d[0]) / D.Ls;
-          mjtNum ddo = (vertex_offsets(w, i)[K + j] - D.d[1]) / D.Ls;
-          rows[nrow] = r0 + K + 2;
-          coef[nrow++] = -ddo * Lt + ddt * Lo;
-        }
-      } else if (j == K) {
-        rows[nrow] = r0 + K;
-        coef[nrow++] = P->e[0];
-        if (T) {
-          rows[nrow] = r0 + K + 2;
-          coef[nrow++] = -D.d[1] * P->e[0];
-        }
-      } else if (j == K + 1) {
-        rows[nrow] = r0 + K + 1;
-        coef[nrow++] = P->e[1];
-        if (T) {
-          rows[nrow] = r0 + K + 2;
-          coef[nrow++] = D.d[0] * P->e[1];
-        }
-      } else {
-        rows[nrow] = r0 + K + 2;
-        coef[nrow++] = P->e[2];
-      }
+      int nrow = impulse_column(rows, coef, P, &D, vertex_offsets(w, i), zi, j);
       mjtNum* Gj = w->G + (size_t)(z0 + j) * nrows;
       for (int a = 0; a < nrow; a++) {
-        const mjtNum* Wc = w->W + (size_t)rows[a] * nrows;  // W symmetric: row = column
-        int hi = w->span[2 * rows[a] + 1];
-        for (int r = w->span[2 * rows[a]]; r < hi; r++) Gj[r] += coef[a] * Wc[r];
-        Gj[rows[a]] += coef[a] * w->prox * w->w_diag[rows[a]];  // (W + prox diag W) dp/dz
+        int row = r0 + rows[a];
+        const mjtNum* Wc = w->W + (size_t)row * nrows;  // W symmetric: row = column
+        int hi = w->span[2 * row + 1];
+        for (int r = w->span[2 * row]; r < hi; r++) Gj[r] += coef[a] * Wc[r];
+        Gj[row] += coef[a] * w->prox * w->w_diag[row];  // (W + prox diag W) dp/dz
       }
     }
   }
@@ -364,45 +423,17 @@ static void jacobian_at(cuspPatchWork* w, const mjtNum* z, mjtNum* JF) {
     int r0 = w->row_of[i], z0 = w->z_of[i];
     Derived D;
     derive(&D, w, i, zi);
-    int K = P->nvert, T = has_torsion(P), ny = 2 + T;
-    mjtNum q[3], rho;
-    mjtNum qn = projection_argument(q, &rho, P, &D, zi, ub);
-    int outside = qn > rho;
-    mjtNum qh[3] = {0, 0, 0};
-    for (int x = 0; x < ny && qn > 0; x++) qh[x] = q[x] / qn;
+    int K = P->nvert, ny = 2 + has_torsion(P);
+    Projection pr;
+    projection_at(&pr, P, &D, zi, ub);
     for (int j = w->hull[2 * i]; j < w->hull[2 * i + 1]; j++) {
       const mjtNum* Gj = w->G + (size_t)j * nrows;
       int glo = w->hull[2 * w->zpatch[j]], ghi = w->hull[2 * w->zpatch[j] + 1];
       mjtNum g[3 + CUSP_PATCH_MAXVERT];  // column j of G at this patch's rows (0 outside its hull)
       for (int r = 0; r < K + ny; r++) g[r] = r0 + r >= glo && r0 + r < ghi ? Gj[r0 + r] : 0;
       mjtNum* col = w->band ? JF + (size_t)j * lb + w->ku - j : JF + (size_t)j * nz;  // col[i]: row i
-      int local = j - z0;  // index of z_j inside this patch, if it belongs to it
-      int own = local >= 0 && local < K + ny;
-      // normal rows
-      for (int k = 0; k < K; k++) {
-        col[z0 + k] = g[k];
-      }
-      // derivatives of Ln and of the ECP offset with respect to z_j
-      mjtNum dLn = (own && local < K && zi[local] > 0) ? 1 : 0, ddt = 0, ddo = 0;
-      if (dLn > 0 && T) {
-        ddt = (vertex_offsets(w, i)[local] - D.d[0]) / D.Ls;
-        ddo = (vertex_offsets(w, i)[K + local] - D.d[1]) / D.Ls;
-      }
-      mjtNum du[3];
-      du[0] = g[K] - (T ? D.d[1] * g[K + 2] + ub[K + 2] * ddo : 0);
-      du[1] = g[K + 1] + (T ? D.d[0] * g[K + 2] + ub[K + 2] * ddt : 0);
-      du[2] = T ? g[K + 2] : 0;
-      mjtNum dq[3], qdq = 0;
-      for (int x = 0; x < ny; x++) {
-        dq[x] = (own && local == K + x ? 1 : 0) - P->k * P->e[x] * du[x];
-        qdq += qh[x] * dq[x];
-      }
-      mjtNum drho = rho > 0 ? P->mu * dLn : 0;
-      for (int x = 0; x < ny; x++) {
-        mjtNum dP = outside ? (qn > 0 ? rho / qn : 0) * (dq[x] - qh[x] * qdq) + qh[x] * drho
-                            : dq[x];
-        col[z0 + K + x] = ((own && local == K + x ? 1 : 0) - dP) / P->k;
-      }
+      for (int k = 0; k < K; k++) col[z0 + k] = g[k];
+      friction_column(col + z0 + K, P, &D, vertex_offsets(w, i), zi, ub, &pr, g, j - z0);
     }
   }
 }
@@ -441,6 +472,316 @@ static int mcp_jacobian_band(mjtNum* J, int ldj, const mjtNum* z, int n, void* u
     int i0 = j - w->ku > 0 ? j - w->ku : 0, i1 = j + w->kl < n - 1 ? j + w->kl : n - 1;
     for (int i = i0; i <= i1; i++) col[i] *= w->z_scale[j];
   }
+  return 0;
+}
+
+//---------------------------------- the Newton step by bodies ---------------------------------------
+
+// The island's Newton matrix (scaled unknowns, mcp.h) is H = Da + Db JF S with
+//   JF = Lz + Lu (W + prox Dw) C,   W = Jr X^T (X = Jr Mr^-1, Mr the reduced inertia),
+// Lz = dF/dz at fixed row velocities, Lu = dF/dub and C = dp/dz block diagonal over the patches,
+// Dw = diag(W), S = diag(z_scale). With A = Da + Db (Lz + prox Lu Dw C) S (block diagonal),
+// U = Db Lu Jr (nz x nr) and V = X^T C S (nr x nz), H = A + U V, and by the Woodbury identity
+//   H^-1 b = y - A^-1 U (I + V A^-1 U)^-1 V y,   y = A^-1 b:
+// one small LU per patch and one LU of the nr x nr capacitance I + V A^-1 U, assembled from each
+// patch's bodies only (its rows touch the dofs of two bodies): no W, no dense Jacobian, no LU of
+// the island's nz unknowns. A is regular where prox > 0 (a loaded vertex's row is then
+// prox W_kk), so the step serves the proximal loop; the plain Newton steps (prox = 0) take the
+// dense LU. The island's hyperstatic piles have more unknowns than dofs (four vertex rows on each
+// resting face): the capacitance is the smaller matrix.
+enum { BODIES_MIN_UNKNOWNS = 25 };
+
+static int* bb_meta(cuspPatchWork* w) { return w->bb_int; }
+static int* bb_piv(cuspPatchWork* w) { return w->bb_int + 6 * (size_t)w->nisland; }
+static int* bb_mark(cuspPatchWork* w) { return bb_piv(w) + w->nz + w->bb_nr; }
+static int* bb_cols(cuspPatchWork* w) { return bb_mark(w) + w->bb_nr; }
+
+static int grow_ints(cuspPatchWork* w, size_t n) {
+  if (n <= w->bb_int_cap) return 0;
+  void* a = grow(w->bb_int, n * sizeof(int));
+  if (!a) return -1;
+  w->bb_int = (int*)a;
+  w->bb_int_cap = n;
+  return 0;
+}
+
+// the columns (ascending, into cols) where some row of [r0, r1) of rows (row-major, stride nr) is
+// nonzero, each row within its span span[4a + off], span[4a + off + 1]; returns their number
+static int patch_dofs(int* cols, int* mark, const mjtNum* rows, const int* span, int off, int r0,
+                      int r1, int nr) {
+  int lo = nr, hi = 0, n = 0;
+  for (int a = r0; a < r1; a++) {
+    int l = span[4 * a + off], h = span[4 * a + off + 1];
+    for (int c = l; c < h; c++) {
+      if (rows[(size_t)a * nr + c] != 0) mark[c] = 1;
+    }
+    if (l < h && l < lo) lo = l;
+    if (l < h && h > hi) hi = h;
+  }
+  for (int c = lo; c < hi; c++) {
+    if (mark[c]) {
+      if (cols) cols[n] = c;
+      n++;
+      mark[c] = 0;
+    }
+  }
+  return n;
+}
+
+// w->by_bodies and the layout of the step's blocks, for an island whose dense Newton matrices the
+// step replaces (not a band island, not a small one); returns 0, -1 if out of memory
+static int bodies_layout(cuspPatchWork* w, const cuspConfig* cfg, int nr) {
+  w->by_bodies = 0;
+  w->bb_nr = nr;
+  if (!cfg->solve_by_bodies || w->band || w->nz < BODIES_MIN_UNKNOWNS || nr <= 0) return 0;
+  size_t head = 6 * (size_t)w->nisland + (size_t)w->nz + 2 * (size_t)nr;
+  if (grow_ints(w, head)) return -1;
+  int* mark = bb_mark(w);
+  memset(mark, 0, (size_t)nr * sizeof(int));
+  size_t ncols = 0, sa = 0, su = 0, sv = 0;
+  for (int i = 0; i < w->nisland; i++) {
+    int* meta = bb_meta(w) + 6 * i;
+    int r0 = w->row_of[i], r1 = w->row_of[i + 1], m = patch_nz(w->island + i);
+    meta[0] = (int)ncols;
+    meta[1] = patch_dofs(NULL, mark, w->Jr, w->rspan, 0, r0, r1, nr);
+    meta[2] = patch_dofs(NULL, mark, w->X, w->rspan, 2, r0, r1, nr);
+    meta[3] = (int)sa;
+    meta[4] = (int)su;
+    meta[5] = (int)sv;
+    ncols += (size_t)meta[1] + meta[2];
+    sa += (size_t)m * m;
+    su += (size_t)m * meta[1];
+    sv += (size_t)meta[2] * m;
+  }
+  if (grow_ints(w, head + ncols)) return -1;
+  for (int i = 0; i < w->nisland; i++) {
+    const int* meta = bb_meta(w) + 6 * i;
+    int* cols = bb_cols(w) + meta[0];
+    int r0 = w->row_of[i], r1 = w->row_of[i + 1];
+    patch_dofs(cols, bb_mark(w), w->Jr, w->rspan, 0, r0, r1, nr);
+    patch_dofs(cols + meta[1], bb_mark(w), w->X, w->rspan, 2, r0, r1, nr);
+  }
+  size_t nnum = 2 * sa + 2 * su + sv + (size_t)nr * nr + 3 * (size_t)nr;
+  if (nnum > w->bb_num_cap) {
+    void* a = grow(w->bb_num, nnum * sizeof(mjtNum));
+    if (!a) return -1;
+    w->bb_num = (mjtNum*)a;
+    w->bb_num_cap = nnum;
+  }
+  w->bb_sa = sa;
+  w->bb_su = su;
+  w->bb_sv = sv;
+  w->by_bodies = 1;
+  return 0;
+}
+
+// Patch i's blocks at the last evaluated point (m x m, column-major, m = its unknowns): C = dp/dz,
+// Lu = dF/dub and Lz = dF/dz at fixed ub, so that JF's block column is Lz + Lu dub/dz
+static void patch_blocks(mjtNum* C, mjtNum* Lu, mjtNum* Lz, const cuspPatchWork* w, int i,
+                         const mjtNum* z) {
+  const cuspPatch* P = w->island + i;
+  const mjtNum* zi = z + w->z_of[i];
+  const mjtNum* ub = w->ub + w->row_of[i];
+  const mjtNum* voff = vertex_offsets(w, i);
+  int m = patch_nz(P), K = P->nvert;
+  Derived D;
+  derive(&D, w, i, zi);
+  Projection pr;
+  projection_at(&pr, P, &D, zi, ub);
+  memset(C, 0, (size_t)m * m * sizeof(mjtNum));
+  mjtNum g[3 + CUSP_PATCH_MAXVERT] = {0};
+  for (int j = 0; j < m; j++) {
+    int rows[2];
+    mjtNum coef[2];
+    int nrow = impulse_column(rows, coef, P, &D, voff, zi, j);
+    for (int a = 0; a < nrow; a++) C[rows[a] + (size_t)j * m] = coef[a];
+    // a unit row velocity (Lu's column j), then the patch's own unknown j alone (Lz's)
+    mjtNum* lu = Lu + (size_t)j * m;
+    mjtNum* lz = Lz + (size_t)j * m;
+    for (int k = 0; k < K; k++) {
+      lu[k] = k == j;
+      lz[k] = 0;
+    }
+    if (j < K) {  // a vertex row's velocity is not an argument of the projection
+      for (int x = K; x < m; x++) lu[x] = 0;
+    } else {
+      g[j] = 1;
+      friction_column(lu + K, P, &D, voff, zi, ub, &pr, g, -1);
+      g[j] = 0;
+    }
+    friction_column(lz + K, P, &D, voff, zi, ub, &pr, g, j);
+  }
+}
+
+// The blocks of the step at z (scaled unknowns) for the FB derivatives da, db: each patch's A and
+// its LU, U and Q = A^-1 U, V, and the LU of the capacitance I + V A^-1 U; -1 if a pivot is 0
+static int bodies_factor(cuspPatchWork* w, const mjtNum* da, const mjtNum* db, const mjtNum* zs) {
+  const int nr = w->bb_nr;
+  const mjtNum* z = physical(w, zs);
+  evaluate(w, z, w->F, NULL);  // p and ub at z (the point of the last residual: no work)
+  mjtNum* A = w->bb_num;
+  mjtNum* LU = A + w->bb_sa;
+  mjtNum* U = LU + w->bb_sa;
+  mjtNum* Q = U + w->bb_su;
+  mjtNum* V = Q + w->bb_su;
+  mjtNum* cap = V + w->bb_sv;
+  int* piv = bb_piv(w);
+  memset(cap, 0, (size_t)nr * nr * sizeof(mjtNum));
+  enum { MAXM = 3 + CUSP_PATCH_MAXVERT };
+  mjtNum C[MAXM * MAXM], Lu[MAXM * MAXM], Lz[MAXM * MAXM];
+  for (int i = 0; i < w->nisland; i++) {
+    const int* meta = bb_meta(w) + 6 * i;
+    const int* cj = bb_cols(w) + meta[0];
+    const int* cx = cj + meta[1];
+    int nJ = meta[1], nX = meta[2], m = patch_nz(w->island + i), z0 = w->z_of[i];
+    int r0 = w->row_of[i], K = w->island[i].nvert;
+    const mjtNum* sc = w->z_scale + z0;
+    patch_blocks(C, Lu, Lz, w, i, z);
+    // Lu is the identity on the vertex rows and couples the friction rows [K, m) among
+    // themselves only (the limit surface sees the sliding velocity and spin, not the normals)
+    // A_i = Da + Db (Lz + prox Lu Dw C) S
+    mjtNum* Ai = A + meta[3];
+    mjtNum* Li = LU + meta[3];
+    for (int c = 0; c < m; c++) {
+      for (int r = 0; r < m; r++) {
+        mjtNum s = 0;
+        if (r < K) {
+          s = w->w_diag[r0 + r] * C[r + c * m];
+        } else {
+          for (int a = K; a < m; a++) s += Lu[r + a * m] * w->w_diag[r0 + a] * C[a + c * m];
+        }
+        s = Lz[r + c * m] + w->prox * s;
+        Ai[r + c * m] = db[z0 + r] * s * sc[c] + (r == c ? da[z0 + r] : 0);
+      }
+    }
+    memcpy(Li, Ai, (size_t)m * m * sizeof(mjtNum));
+    if (cusp_dgetrf(Li, piv + z0, m, m, m)) return -1;
+    // U_i = Db Lu Jr_i over its dofs, Q_i = A_i^-1 U_i
+    mjtNum* Ui = U + meta[4];
+    mjtNum* Qi = Q + meta[4];
+    const mjtNum* Jr = w->Jr + (size_t)r0 * nr;  // the patch's rows
+    for (int c = 0; c < nJ; c++) {
+      const mjtNum* jc = Jr + cj[c];
+      for (int r = 0; r < m; r++) {
+        mjtNum s = 0;
+        if (r < K) {
+          s = jc[(size_t)r * nr];
+        } else {
+          for (int a = K; a < m; a++) s += Lu[r + a * m] * jc[(size_t)a * nr];
+        }
+        Ui[r + c * m] = db[z0 + r] * s;
+      }
+    }
+    memcpy(Qi, Ui, (size_t)m * nJ * sizeof(mjtNum));
+    if (nJ) cusp_dgetrs(Qi, 'N', Li, piv + z0, m, nJ, m, m);
+    // V_i = X_i^T C S over its dofs (C: one or two rows per column)
+    mjtNum* Vi = V + meta[5];
+    const mjtNum* X = w->X + (size_t)r0 * nr;
+    for (int c = 0; c < m; c++) {
+      mjtNum* vc = Vi + (size_t)c * nX;
+      for (int x = 0; x < nX; x++) vc[x] = 0;
+      for (int a = 0; a < m; a++) {
+        mjtNum f = C[a + c * m] * sc[c];
+        if (f == 0) continue;
+        const mjtNum* xa = X + (size_t)a * nr;
+        for (int x = 0; x < nX; x++) vc[x] += xa[cx[x]] * f;
+      }
+    }
+    // the capacitance's share V_i Q_i
+    for (int c = 0; c < nJ; c++) {
+      mjtNum* cc = cap + (size_t)cj[c] * nr;
+      for (int r = 0; r < m; r++) {
+        mjtNum q = Qi[r + c * m];
+        if (q == 0) continue;
+        const mjtNum* vr = Vi + (size_t)r * nX;
+        for (int x = 0; x < nX; x++) cc[cx[x]] += vr[x] * q;
+      }
+    }
+  }
+  for (int k = 0; k < nr; k++) cap[k + (size_t)k * nr] += 1;
+  return cusp_dgetrf(cap, piv + w->nz, nr, nr, nr) ? -1 : 0;
+}
+
+// t (nr) := V x = sum_i V_i x_i over each patch's dofs
+static void bodies_times_v(cuspPatchWork* w, mjtNum* t, const mjtNum* x) {
+  const mjtNum* V = w->bb_num + 2 * w->bb_sa + 2 * w->bb_su;
+  memset(t, 0, (size_t)w->bb_nr * sizeof(mjtNum));
+  for (int i = 0; i < w->nisland; i++) {
+    const int* meta = bb_meta(w) + 6 * i;
+    const int* cx = bb_cols(w) + meta[0] + meta[1];
+    int nX = meta[2], m = patch_nz(w->island + i), z0 = w->z_of[i];
+    const mjtNum* Vi = V + meta[5];
+    for (int r = 0; r < m; r++) {
+      mjtNum y = x[z0 + r];
+      const mjtNum* vr = Vi + (size_t)r * nX;
+      for (int x = 0; x < nX && y != 0; x++) t[cx[x]] += vr[x] * y;
+    }
+  }
+}
+
+// x (nz) := H^-1 x with the factors of bodies_factor (Woodbury)
+static void bodies_solve(cuspPatchWork* w, mjtNum* x) {
+  const int nr = w->bb_nr;
+  const mjtNum* LU = w->bb_num + w->bb_sa;
+  const mjtNum* Q = w->bb_num + 2 * w->bb_sa + w->bb_su;
+  const mjtNum* cap = Q + w->bb_su + w->bb_sv;
+  mjtNum* t = (mjtNum*)cap + (size_t)nr * nr;
+  const int* piv = bb_piv(w);
+  for (int i = 0; i < w->nisland; i++) {  // y = A^-1 x
+    const int* meta = bb_meta(w) + 6 * i;
+    int m = patch_nz(w->island + i), z0 = w->z_of[i];
+    cusp_dgetrs(x + z0, 'N', LU + meta[3], piv + z0, m, 1, m, m);
+  }
+  bodies_times_v(w, t, x);  // s = cap^-1 V y
+  cusp_dgetrs(t, 'N', cap, piv + w->nz, nr, 1, nr, nr);
+  for (int i = 0; i < w->nisland; i++) {  // x = y - Q s
+    const int* meta = bb_meta(w) + 6 * i;
+    const int* cj = bb_cols(w) + meta[0];
+    int nJ = meta[1], m = patch_nz(w->island + i), z0 = w->z_of[i];
+    const mjtNum* Qi = Q + meta[4];
+    for (int c = 0; c < nJ; c++) {
+      mjtNum s = t[cj[c]];
+      for (int r = 0; r < m && s != 0; r++) x[z0 + r] -= Qi[r + c * m] * s;
+    }
+  }
+}
+
+// hx (nz) := H x = A x + U (V x), from the blocks of bodies_factor
+static void bodies_times_h(cuspPatchWork* w, mjtNum* hx, const mjtNum* x) {
+  const int nr = w->bb_nr;
+  const mjtNum* A = w->bb_num;
+  const mjtNum* U = A + 2 * w->bb_sa;
+  mjtNum* v = (mjtNum*)U + 2 * w->bb_su + w->bb_sv + (size_t)nr * nr + nr;
+  bodies_times_v(w, v, x);
+  for (int i = 0; i < w->nisland; i++) {
+    const int* meta = bb_meta(w) + 6 * i;
+    const int* cj = bb_cols(w) + meta[0];
+    int nJ = meta[1], m = patch_nz(w->island + i), z0 = w->z_of[i];
+    const mjtNum* Ai = A + meta[3];
+    const mjtNum* Ui = U + meta[4];
+    for (int r = 0; r < m; r++) {
+      mjtNum s = 0;
+      for (int c = 0; c < m; c++) s += Ai[r + c * m] * x[z0 + c];
+      for (int c = 0; c < nJ; c++) s += Ui[r + c * m] * v[cj[c]];
+      hx[z0 + r] = s;
+    }
+  }
+}
+
+// The structured Newton step of mcp.h for the island (see above), refined once by its own
+// residual -phi - H d (the Woodbury solve is not backward stable: its capacitance carries the
+// stiffness 1 / prox of the loaded rows); -1 where it does not apply
+static int mcp_newton_by_bodies(mjtNum* d, mjtNum* hd, const mjtNum* phi, const mjtNum* da,
+                                const mjtNum* db, const mjtNum* zs, int n, void* user) {
+  cuspPatchWork* w = (cuspPatchWork*)user;
+  if (!w->by_bodies || !(w->prox > 0) || bodies_factor(w, da, db, zs)) return -1;
+  for (int i = 0; i < n; i++) d[i] = -phi[i];
+  bodies_solve(w, d);
+  bodies_times_h(w, hd, d);
+  for (int i = 0; i < n; i++) hd[i] = -phi[i] - hd[i];
+  bodies_solve(w, hd);
+  for (int i = 0; i < n; i++) d[i] += hd[i];
+  bodies_times_h(w, hd, d);
   return 0;
 }
 
@@ -1400,7 +1741,8 @@ static void scale_unknowns(cuspPatchWork* w) {
 // for it (the dense solve's n^2 or the band solve's n (kl + ku)); returns 0, -1 if it cannot be.
 static int island_problem(cuspMcpProblem* prob, cuspPatchWork* w) {
   *prob = (cuspMcpProblem){w->nz, w->lo, w->hi, mcp_residual, mcp_jacobian, w,
-                           w->band ? mcp_jacobian_band : NULL, w->kl, w->ku};
+                           w->band ? mcp_jacobian_band : NULL, w->kl, w->ku,
+                           w->by_bodies ? mcp_newton_by_bodies : NULL};
   size_t bytes = cusp_mcp_proximal_problem_worksize(prob);
   if (bytes > w->mcp_bytes) {
     void* a = grow(w->mcp_work, bytes);
@@ -1598,6 +1940,7 @@ static int solve_range(cuspPatchWork* w, mjtNum* dv, mjtNum* max_pen, const cusp
   couple_patches(w);
   delassus(w, dyn->nr);
   band_layout(w);
+  if (bodies_layout(w, cfg, dyn->nr)) return CUSP_LCP_NUMERICAL;
   island_scales(w, m, h);
   hold_immobile_rows(w, cfg, h);
   set_vertex_offsets(w);

@@ -87,6 +87,17 @@ typedef struct cuspPatchWork_ {
   mjtNum* dv;               // (nv) scratch: an island's velocities (free, then its correction)
   mjtNum p_ref;             // N s, impulse scale of the residual rows
   mjtNum k_ref;             // kg, inertia scale of the island (mean over its patches)
+  // the Newton step through the island's bodies (newton_by_bodies in patch_solve.c)
+  int by_bodies;            // this island's Newton steps may take it
+  int bb_nr;                // reduced dofs of the island
+  int* bb_int;              // per patch 6 ints (the first of its columns in the column list, its
+                            // Jr columns nJ, its X columns nX, the first double of its A blocks,
+                            // of its U and Q blocks, of its V block); pivots (nz + nr); marks (nr);
+                            // the column list: each patch's Jr columns, then its X columns
+  mjtNum* bb_num;           // A and its LU (sum m^2 each, m = a patch's unknowns), U and Q
+                            // (sum m nJ each), V (sum nX m), the capacitance (nr^2), 3 nr vectors
+  size_t bb_int_cap, bb_num_cap;
+  size_t bb_sa, bb_su, bb_sv;  // sum m^2, sum m nJ, sum nX m of the island
   cuspMcpInfo info;         // last solve (iterations: Newton iterations of every inner solve)
   int outer;                // proximal outer iterations of the last solve
   int solves, failures;
