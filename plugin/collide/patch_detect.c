@@ -10,6 +10,13 @@
 #include "collide/patch.h"
 
 #define CUSP_NRIM 8             // rim samples per cylinder cap
+// cos, sin of the rim samples' angles 2 pi i / CUSP_NRIM (the eighths of a turn)
+#define CUSP_RIM_R 0.70710678118654752440
+static const mjtNum kRim[CUSP_NRIM][2] = {{1, 0},           {CUSP_RIM_R, CUSP_RIM_R},
+                                          {0, 1},           {-CUSP_RIM_R, CUSP_RIM_R},
+                                          {-1, 0},          {-CUSP_RIM_R, -CUSP_RIM_R},
+                                          {0, -1},          {CUSP_RIM_R, -CUSP_RIM_R}};
+_Static_assert(CUSP_NRIM == 8, "kRim holds the eighths of a turn");
 #define CUSP_SAME_POINT 1e-9     // m, candidates this close along the surface are one point
 #define CUSP_FEATURE_TOL 2e-4   // m, points this close to the deepest one form the support feature
 
@@ -103,10 +110,9 @@ static int geom_points(mjtNum* pts, int max, const mjModel* m, const mjData* d, 
       mjtNum wn = mju_normalize3(w);
       for (int cap = -1; cap <= 1; cap += 2) {
         for (int i = 0; i < CUSP_NRIM && np < max; i++, np++) {
-          mjtNum ang = 2 * mjPI * i / CUSP_NRIM;
           for (int j = 0; j < 3; j++) {
             pts[3 * np + j] = c[j] + cap * s[1] * ax[2][j] +
-                              s[0] * (cos(ang) * ax[0][j] + sin(ang) * ax[1][j]);
+                              s[0] * (kRim[i][0] * ax[0][j] + kRim[i][1] * ax[1][j]);
           }
         }
         if (wn > 1e-6 && np < max) {
