@@ -61,6 +61,7 @@ void cusp_patch_work_free(cuspPatchWork* w) {
   free(w->ub0_pushout);
   free(w->p);
   free(w->ub);
+  free(w->ubw);
   free(w->G);
   free(w->z);
   free(w->F);
@@ -136,9 +137,9 @@ int cusp_patch_work_reserve(cuspPatchWork* w, int npatch, int nrows, int nz) {
     a = grow(w->zpatch, (size_t)nz * sizeof(int));
     if (!a) return -1;
     w->zpatch = (int*)a;
-    mjtNum** vec[7] = {&w->ub0, &w->p, &w->ub, &w->p_anchor, &w->w_diag, &w->vfree,
-                       &w->ub0_pushout};
-    for (int i = 0; i < 7; i++) {
+    mjtNum** vec[8] = {&w->ub0, &w->p, &w->ub, &w->p_anchor, &w->w_diag, &w->vfree,
+                       &w->ub0_pushout, &w->ubw};
+    for (int i = 0; i < 8; i++) {
       a = grow(*vec[i], nrows * sizeof(mjtNum));
       if (!a) return -1;
       *vec[i] = (mjtNum*)a;
@@ -324,17 +325,9 @@ static void friction_column(mjtNum* out, const cuspPatch* P, const Derived* D, c
 
 static void jacobian_at(cuspPatchWork* w, const mjtNum* z, mjtNum* JF);
 
-static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
-  const int nrows = w->nrows, nz = w->nz;
-  // the point of the last residual (same unknowns, same proximal weight): p, ub and F are those
-  // already computed (the Jacobian alone is formed)
-  if (w->eval_valid && w->eval_prox == w->prox &&
-      memcmp(z, w->eval_z, sizeof(mjtNum) * nz) == 0) {
-    if (F != w->eval_F) memcpy(F, w->eval_F, sizeof(mjtNum) * nz);
-    if (JF) jacobian_at(w, z, JF);
-    return;
-  }
-  // row impulses p from z
+// The row impulses p at z and the row velocities without the proximal term, ubw = ub0 + W p
+static void row_velocities(cuspPatchWork* w, const mjtNum* z) {
+  const int nrows = w->nrows;
   for (int i = 0; i < w->nisland; i++) {
     const cuspPatch* P = w->island + i;
     const mjtNum* zi = z + w->z_of[i];
@@ -349,13 +342,31 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
       pi[K + 2] = P->e[2] * zi[K + 2] - D.d[1] * pi[K] + D.d[0] * pi[K + 1];
     }
   }
-  // row velocities ub = ub0 + W p
   for (int r = 0; r < nrows; r++) {
     mjtNum s = w->ub0[r];
     const mjtNum* Wr = w->W + (size_t)r * nrows;
     for (int c = w->span[2 * r]; c < w->span[2 * r + 1]; c++) s += Wr[c] * w->p[c];
-    if (w->prox > 0) s += w->prox * w->w_diag[r] * (w->p[r] - w->p_anchor[r]);
-    w->ub[r] = s;
+    w->ubw[r] = s;
+  }
+}
+
+static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
+  const int nrows = w->nrows, nz = w->nz;
+  // the point of the last residual (same unknowns): p and ubw are those already computed; with
+  // the same proximal term (weight and anchor) ub and F are too (the Jacobian alone is formed),
+  // else only the term and the residual are (the proximal loop evaluates each anchor and each
+  // inner answer with and without it)
+  int same_z = w->eval_valid && memcmp(z, w->eval_z, sizeof(mjtNum) * nz) == 0;
+  if (same_z && w->eval_prox == w->prox && w->eval_anchor == w->anchor_id) {
+    if (F != w->eval_F) memcpy(F, w->eval_F, sizeof(mjtNum) * nz);
+    if (JF) jacobian_at(w, z, JF);
+    return;
+  }
+  if (!same_z) row_velocities(w, z);
+  // row velocities ub = ub0 + W p + prox diag(W) (p - p_anchor)
+  for (int r = 0; r < nrows; r++) {
+    w->ub[r] = w->prox > 0 ? w->ubw[r] + w->prox * w->w_diag[r] * (w->p[r] - w->p_anchor[r])
+                           : w->ubw[r];
   }
   // residual
   for (int i = 0; i < w->nisland; i++) {
@@ -376,6 +387,7 @@ static void evaluate(cuspPatchWork* w, const mjtNum* z, mjtNum* F, mjtNum* JF) {
   memcpy(w->eval_z, z, sizeof(mjtNum) * nz);
   memcpy(w->eval_F, F, sizeof(mjtNum) * nz);
   w->eval_prox = w->prox;
+  w->eval_anchor = w->anchor_id;
   w->eval_valid = 1;
   if (JF) jacobian_at(w, z, JF);
 }
@@ -798,6 +810,7 @@ static void patch_prox(void* user, mjtNum rho, const mjtNum* anchor) {
     evaluate(w, physical(w, anchor), w->z_anchor, NULL);  // p at the anchor (F into scratch)
     memcpy(w->p_anchor, w->p, sizeof(mjtNum) * w->nrows);
     w->prox = rho;
+    w->anchor_id++;
   }
 }
 

@@ -60,6 +60,7 @@ typedef struct cuspPatchWork_ {
                             // solves without it
   mjtNum* p;                // (cap_rows) row impulses
   mjtNum* ub;               // (cap_rows) row velocities
+  mjtNum* ubw;              // (cap_rows) ub0 + W p at eval_z: ub without the proximal term
   mjtNum* G;                // (cap_rows x cap_z) column-major d ub / d z
   mjtNum* z, *F, *lo, *hi;  // (cap_z) MCP unknowns, residual, bounds
   mjtNum* z_failed;         // (cap_z) a failed warm-started answer, while the cold restart runs
@@ -76,8 +77,10 @@ typedef struct cuspPatchWork_ {
                             // ub0 + W p + prox diag(W) (p - p_anchor)
   mjtNum* eval_z;           // (cap_z) the unknowns (N s) of the last residual evaluated, whose p
   mjtNum* eval_F;           // and ub are in p, ub; (cap_z) its residual; valid while eval_valid,
-  mjtNum eval_prox;         // with the weight eval_prox (the solver evaluates the same point
-  int eval_valid;           // twice: the residual, then the Jacobian there; the anchor)
+  mjtNum eval_prox;         // with the weight eval_prox and the anchor eval_anchor (the solver
+  int eval_anchor;          // evaluates the same point twice: the residual, then the Jacobian
+  int eval_valid;           // there; the anchor, with the proximal term and without)
+  int anchor_id;            // counts the proximal anchors set (patch_prox)
   void* mcp_work;
   size_t mcp_bytes;
   void* qp_work;            // the separation finish: its problem and cusp_qp_active's workspace
