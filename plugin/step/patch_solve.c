@@ -781,8 +781,8 @@ static void bodies_times_h(cuspPatchWork* w, mjtNum* hx, const mjtNum* x) {
 }
 
 // The structured Newton step of mcp.h for the island (see above), refined once by its own
-// residual -phi - H d (the Woodbury solve is not backward stable: its capacitance carries the
-// stiffness 1 / prox of the loaded rows); -1 where it does not apply
+// residual -phi - H d where that exceeds 1e-12 |phi| (the Woodbury solve is not backward stable:
+// its capacitance carries the stiffness 1 / prox of the loaded rows); -1 where it does not apply
 static int mcp_newton_by_bodies(mjtNum* d, mjtNum* hd, const mjtNum* phi, const mjtNum* da,
                                 const mjtNum* db, const mjtNum* zs, int n, void* user) {
   cuspPatchWork* w = (cuspPatchWork*)user;
@@ -790,10 +790,17 @@ static int mcp_newton_by_bodies(mjtNum* d, mjtNum* hd, const mjtNum* phi, const 
   for (int i = 0; i < n; i++) d[i] = -phi[i];
   bodies_solve(w, d);
   bodies_times_h(w, hd, d);
-  for (int i = 0; i < n; i++) hd[i] = -phi[i] - hd[i];
-  bodies_solve(w, hd);
-  for (int i = 0; i < n; i++) d[i] += hd[i];
-  bodies_times_h(w, hd, d);
+  mjtNum res = 0, pn = 0;
+  for (int i = 0; i < n; i++) {
+    res = fmax(res, fabs(hd[i] + phi[i]));
+    pn = fmax(pn, fabs(phi[i]));
+  }
+  if (!(res <= 1e-12 * pn)) {
+    for (int i = 0; i < n; i++) hd[i] = -phi[i] - hd[i];
+    bodies_solve(w, hd);
+    for (int i = 0; i < n; i++) d[i] += hd[i];
+    bodies_times_h(w, hd, d);
+  }
   return 0;
 }
 
