@@ -587,6 +587,25 @@ static int bodies_layout(cuspPatchWork* w, const cuspConfig* cfg, int nr) {
   return 0;
 }
 
+// The body step's blocks in w->bb_num (the layout bodies_layout sized)
+typedef struct BodyBlocks_ {
+  mjtNum *A, *LU, *U, *Q, *V, *cap;  // see bb_num in patch_solve.h
+  mjtNum *t, *v;                     // (nr) V y, then the capacitance's solution; V d
+} BodyBlocks;
+
+static BodyBlocks body_blocks(const cuspPatchWork* w) {
+  BodyBlocks b;
+  b.A = w->bb_num;
+  b.LU = b.A + w->bb_sa;
+  b.U = b.LU + w->bb_sa;
+  b.Q = b.U + w->bb_su;
+  b.V = b.Q + w->bb_su;
+  b.cap = b.V + w->bb_sv;
+  b.t = b.cap + (size_t)w->bb_nr * w->bb_nr;
+  b.v = b.t + w->bb_nr;
+  return b;
+}
+
 // Patch i's blocks at the last evaluated point (m x m, column-major, m = its unknowns): C = dp/dz,
 // Lu = dF/dub and Lz = dF/dz at fixed ub, so that JF's block column is Lz + Lu dub/dz
 static void patch_blocks(mjtNum* C, mjtNum* Lu, mjtNum* Lz, const cuspPatchWork* w, int i,
@@ -631,12 +650,8 @@ static int bodies_factor(cuspPatchWork* w, const mjtNum* da, const mjtNum* db, c
   const int nr = w->bb_nr;
   const mjtNum* z = physical(w, zs);
   evaluate(w, z, w->F, NULL);  // p and ub at z (the point of the last residual: no work)
-  mjtNum* A = w->bb_num;
-  mjtNum* LU = A + w->bb_sa;
-  mjtNum* U = LU + w->bb_sa;
-  mjtNum* Q = U + w->bb_su;
-  mjtNum* V = Q + w->bb_su;
-  mjtNum* cap = V + w->bb_sv;
+  BodyBlocks b = body_blocks(w);
+  mjtNum *A = b.A, *LU = b.LU, *U = b.U, *Q = b.Q, *V = b.V, *cap = b.cap;
   int* piv = bb_piv(w);
   memset(cap, 0, (size_t)nr * nr * sizeof(mjtNum));
   enum { MAXM = 3 + CUSP_PATCH_MAXVERT };
@@ -716,7 +731,7 @@ static int bodies_factor(cuspPatchWork* w, const mjtNum* da, const mjtNum* db, c
 
 // t (nr) := V x = sum_i V_i x_i over each patch's dofs
 static void bodies_times_v(cuspPatchWork* w, mjtNum* t, const mjtNum* x) {
-  const mjtNum* V = w->bb_num + 2 * w->bb_sa + 2 * w->bb_su;
+  const mjtNum* V = body_blocks(w).V;
   memset(t, 0, (size_t)w->bb_nr * sizeof(mjtNum));
   for (int i = 0; i < w->nisland; i++) {
     const int* meta = bb_meta(w) + 6 * i;
@@ -734,10 +749,9 @@ static void bodies_times_v(cuspPatchWork* w, mjtNum* t, const mjtNum* x) {
 // x (nz) := H^-1 x with the factors of bodies_factor (Woodbury)
 static void bodies_solve(cuspPatchWork* w, mjtNum* x) {
   const int nr = w->bb_nr;
-  const mjtNum* LU = w->bb_num + w->bb_sa;
-  const mjtNum* Q = w->bb_num + 2 * w->bb_sa + w->bb_su;
-  const mjtNum* cap = Q + w->bb_su + w->bb_sv;
-  mjtNum* t = (mjtNum*)cap + (size_t)nr * nr;
+  BodyBlocks b = body_blocks(w);
+  const mjtNum *LU = b.LU, *Q = b.Q, *cap = b.cap;
+  mjtNum* t = b.t;
   const int* piv = bb_piv(w);
   for (int i = 0; i < w->nisland; i++) {  // y = A^-1 x
     const int* meta = bb_meta(w) + 6 * i;
@@ -760,10 +774,9 @@ static void bodies_solve(cuspPatchWork* w, mjtNum* x) {
 
 // hx (nz) := H x = A x + U (V x), from the blocks of bodies_factor
 static void bodies_times_h(cuspPatchWork* w, mjtNum* hx, const mjtNum* x) {
-  const int nr = w->bb_nr;
-  const mjtNum* A = w->bb_num;
-  const mjtNum* U = A + 2 * w->bb_sa;
-  mjtNum* v = (mjtNum*)U + 2 * w->bb_su + w->bb_sv + (size_t)nr * nr + nr;
+  BodyBlocks b = body_blocks(w);
+  const mjtNum *A = b.A, *U = b.U;
+  mjtNum* v = b.v;
   bodies_times_v(w, v, x);
   for (int i = 0; i < w->nisland; i++) {
     const int* meta = bb_meta(w) + 6 * i;
