@@ -49,6 +49,7 @@ typedef struct cuspConfig_ {
   int fallback;           // a failed backend (not the chain) is followed by the chain
   int finish;             // backends that stop short: one active-set solve from their answer
   int warm_start;
+  int line_search_memory; // a rigid island's non-monotone line search: iterates remembered
   int solve_by_bodies;    // a large rigid island's proximal Newton steps through its bodies
   int rank_selection;     // conditioning stage 1
   mjtNum eps_rank;

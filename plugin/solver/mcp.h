@@ -63,6 +63,8 @@ typedef struct cuspMcpOptions_ {
   mjtNum lm_min;      // smallest Levenberg-Marquardt damping, relative to max diag(H^T H)
   mjtNum armijo;      // sufficient-decrease constant sigma (default 1e-4)
   int max_backtrack;  // line-search halvings per iteration (default 30)
+  int nonmonotone;    // the Armijo test's reference merit: the largest of the last this many
+                      // iterates' (1: monotone, the default; at most CUSP_MCP_MAX_NONMONOTONE)
   mjtNum work_budget; // work units of the run (lcp.h, "Work budget"); 0 = CUSP_SOLVE_WORK_BUDGET,
                       // < 0 = none
 } cuspMcpOptions;
@@ -79,7 +81,10 @@ typedef struct cuspMcpInfo_ {
   mjtNum seconds;
 } cuspMcpInfo;
 
+enum { CUSP_MCP_MAX_NONMONOTONE = 16 };
+
 // Defaults: tol 1e-10, max_iter 100, cold start, lm_min 1e-14, armijo 1e-4, 30 backtracks,
+// monotone line search,
 // the default work budget.
 cuspMcpOptions cusp_mcp_default_options(void);
 

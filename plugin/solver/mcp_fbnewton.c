@@ -4,7 +4,10 @@
 //  - a Levenberg-Marquardt direction (H^T H + mu I) d = -H^T Phi when H is singular or the Newton
 //    direction is not a descent direction for psi = 0.5 ||Phi||^2 or its line search fails;
 //    mu adapts like a trust region (x10 on failure, /10 on success);
-//  - an Armijo backtracking line search on psi.
+//  - an Armijo backtracking line search on psi, monotone or non-monotone (Grippo, Lampariello,
+//    Lucidi 1986: sufficient decrease against the largest psi of the last few iterates, so that
+//    a full step across a kink of the map, where the generalized Jacobian of one side predicts the
+//    other badly, is not halved down to nothing).
 #include <math.h>
 #include <string.h>
 
@@ -242,7 +245,7 @@ size_t cusp_fb_core_band_worksize(int n, int kl, int ku) {
          CUSP_ALIGN(sizeof(int) * 3 * nn);
 }
 
-// Armijo search along d from z (merit psi, slope gd = g . d < 0): the trial point zt, its F in Ft
+// Armijo search along d from z (reference merit psi, slope gd = g . d < 0): the trial point zt, its F in Ft
 // and its phi in phit; returns 1 when a step is accepted (sufficient decrease, or the tolerance
 // met). In affine mode F(z + t d) = F + t jd.
 static int armijo(mjtNum* zt, mjtNum* Ft, mjtNum* phit, cuspMcpInfo* info, const cuspFbCore* c,
@@ -325,6 +328,14 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
   mjtNum best_nat = nat, best_psi = psi;
   memcpy(zbest, z, sizeof(mjtNum) * n);
 
+  // merits of the last iterates (a ring), the reference of the non-monotone Armijo test
+  const int nonmono = opt->nonmonotone < 1                          ? 1
+                      : opt->nonmonotone > CUSP_MCP_MAX_NONMONOTONE ? CUSP_MCP_MAX_NONMONOTONE
+                                                                    : opt->nonmonotone;
+  mjtNum recent[CUSP_MCP_MAX_NONMONOTONE];
+  int nrecent = 0;
+  recent[nrecent++ % nonmono] = psi;
+
   int it = 0;
   while (it < max_iter) {
     if (nat <= opt->tol) {
@@ -337,6 +348,8 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
       break;
     }
     it++;
+    mjtNum psi_ref = psi;
+    for (int q = 0; q < nrecent && q < nonmono; q++) psi_ref = fmax(psi_ref, recent[q]);
     const mjtNum* J = NULL;
     int ldj = n;
     int accepted = 0;
@@ -354,7 +367,7 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
       // a step that does not solve its system to 1e-8 (rounding of a nearly singular one) is
       // left to the dense step
       if (isfinite(gd) && gd < -1e-14 * dd && res <= 1e-8 * pn) {
-        accepted = armijo(zt, Ft, phit, info, c, z, F, d, jd, gd, psi, sigma, max_bt, opt->tol);
+        accepted = armijo(zt, Ft, phit, info, c, z, F, d, jd, gd, psi_ref, sigma, max_bt, opt->tol);
       }
       info->structured_steps += accepted;
     }
@@ -473,7 +486,7 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
       mjtNum gd = 0;
       for (int i = 0; i < n; i++) gd += g[i] * d[i];
       if (c->affine) cusp_dgemv(jd, 'N', J, d, 1.0, 0.0, n, n, ldj);
-      accepted = armijo(zt, Ft, phit, info, c, z, F, d, jd, gd, psi, sigma, max_bt, opt->tol);
+      accepted = armijo(zt, Ft, phit, info, c, z, F, d, jd, gd, psi_ref, sigma, max_bt, opt->tol);
       if (attempt >= 1) lm_fac = accepted ? fmax(lm_fac * 0.1, lm_min) : lm_fac * 10;
     }
     if (!accepted) {
@@ -492,6 +505,7 @@ cuspLcpStatus cusp_fb_core(mjtNum* z, mjtNum* F_out, cuspMcpInfo* info, const cu
       memcpy(F, Ft, sizeof(mjtNum) * n);
     }
     psi = fb_eval(phi, da, db, &nat, z, F, lo, hi, n);
+    recent[nrecent++ % nonmono] = psi;
     if (nat < best_nat || (nat == best_nat && psi < best_psi)) {
       best_nat = nat;
       best_psi = psi;
@@ -526,6 +540,7 @@ cuspMcpOptions cusp_mcp_default_options(void) {
   o.lm_min = 1e-14;
   o.armijo = 1e-4;
   o.max_backtrack = 30;
+  o.nonmonotone = 1;
   o.work_budget = 0;
   return o;
 }
