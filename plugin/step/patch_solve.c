@@ -342,11 +342,16 @@ static void row_velocities(cuspPatchWork* w, const mjtNum* z) {
       pi[K + 2] = P->e[2] * zi[K + 2] - D.d[1] * pi[K] + D.d[0] * pi[K + 1];
     }
   }
-  for (int r = 0; r < nrows; r++) {
-    mjtNum s = w->ub0[r];
-    const mjtNum* Wr = w->W + (size_t)r * nrows;
-    for (int c = w->span[2 * r]; c < w->span[2 * r + 1]; c++) s += Wr[c] * w->p[c];
-    w->ubw[r] = s;
+  // by columns of W (rows, W being symmetric): each ubw[r] takes its terms in the order of c as a
+  // row's dot product would, but the inner loop has no chain of dependent additions and the
+  // unloaded rows (p = 0) are skipped
+  mjtNum* ubw = w->ubw;
+  memcpy(ubw, w->ub0, (size_t)nrows * sizeof(mjtNum));
+  for (int c = 0; c < nrows; c++) {
+    mjtNum pc = w->p[c];
+    if (pc == 0) continue;
+    const mjtNum* Wc = w->W + (size_t)c * nrows;
+    for (int r = w->span[2 * c]; r < w->span[2 * c + 1]; r++) ubw[r] += Wc[r] * pc;
   }
 }
 
