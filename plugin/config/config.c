@@ -80,11 +80,12 @@ const cuspKey cusp_config_keys[] = {
    "tolerance", AT(finish)},
   {"warm_start", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
    "start from the previous step's impulses matched by contact identity", AT(warm_start)},
-  {"line_search_memory", CUSP_KEY_INT, "5", 1, 16, NULL, "-",
+  {"line_search_memory", CUSP_KEY_INT, "1", 1, 16, NULL, "-",
    "a rigid island's Newton line search accepts a step against the largest merit of this many "
-   "last iterates (non-monotone; 1: monotone, each step must lower the merit): a step across a "
-   "kink of the contact map (a vertex loaded from 0, a patch between stick and slip) is not "
-   "halved to nothing", AT(line_search_memory)},
+   "last iterates (1: monotone, each step must lower the merit; more: non-monotone, so a step "
+   "across a kink of the contact map, a vertex loaded from 0 or a patch between stick and slip, "
+   "is not halved to nothing: random piles 1.8x faster with 5, bench/RESULTS.md)",
+   AT(line_search_memory)},
   {"solve_by_bodies", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
    "a rigid island of at least 25 unknowns (not a chain solved by band) takes its proximal "
    "Newton steps through its bodies: one small LU per patch and one of its dofs' capacitance "
