@@ -84,8 +84,7 @@ typedef struct cuspMcpInfo_ {
 enum { CUSP_MCP_MAX_NONMONOTONE = 16 };
 
 // Defaults: tol 1e-10, max_iter 100, cold start, lm_min 1e-14, armijo 1e-4, 30 backtracks,
-// monotone line search,
-// the default work budget.
+// monotone line search, the default work budget.
 cuspMcpOptions cusp_mcp_default_options(void);
 
 size_t cusp_mcp_worksize(int n);
