@@ -1014,13 +1014,15 @@ void cusp_patch_point(cuspPatch* p, const cuspContact* c, int source) {
 // into the box, -0.9 mm along the side normal where the depth is along (0, -0.32, -0.95); pushed
 // sideways, it fell into the box. They are kept if each lies along the distance's normal (within
 // 1 deg apart, 5 deg overlapping) and no deeper than it (1 um); otherwise the distance's own
-// contact replaces them. A pair apart by the margin or more has none. Returns the number of
-// contacts in con (MuJoCo's conventions: normal from g1 to g2, pos midway).
-static int checked_convex(mjPreContact* con, int n, const mjModel* m, mjData* d, int g1, int g2,
-                          mjtNum margin) {
+// contact replaces them. A pair apart by the margin or more has none (the distance comes first:
+// the collision function fn is not called for it). Returns the number of contacts in con
+// (MuJoCo's conventions: normal from g1 to g2, pos midway).
+static int checked_convex(mjPreContact* con, mjfCollision fn, const mjModel* m, mjData* d, int g1,
+                          int g2, mjtNum margin) {
   mjtNum fromto[6];
   mjtNum dist = mj_geomDistance(m, d, g1, g2, margin, fromto);
-  if (dist >= margin) return 0;
+  if (dist >= margin) return 0;  // apart: the collision function is not called
+  int n = fn(m, d, con, g1, g2, margin);
   // fromto runs from g1's surface to g2's: along the normal while apart, against it overlapping
   mjtNum dir[3] = {fromto[3] - fromto[0], fromto[4] - fromto[1], fromto[5] - fromto[2]};
   if (!(mju_normalize3(dir) > 0.5 * fabs(dist)) || dist == 0) return n;  // no usable direction
@@ -1059,10 +1061,9 @@ static int point_contacts(cuspPatchSet* w, const cuspConfig* cfg, const cuspPara
     return 0;
   }
   mjPreContact con[mjMAXCONPAIR];
-  int n = fn(m, d, con, g1, g2, cfg->margin);
-  if (fn == mjCOLLISIONFUNC[mjGEOM_ELLIPSOID][mjGEOM_ELLIPSOID]) {  // mjc_Convex
-    n = checked_convex(con, n, m, d, g1, g2, cfg->margin);
-  }
+  int n = fn == mjCOLLISIONFUNC[mjGEOM_ELLIPSOID][mjGEOM_ELLIPSOID]  // mjc_Convex
+              ? checked_convex(con, fn, m, d, g1, g2, cfg->margin)
+              : fn(m, d, con, g1, g2, cfg->margin);
   for (int i = 0; i < n; i++) {
     cuspContact c;
     memset(&c, 0, sizeof(c));
