@@ -116,8 +116,8 @@ def pick(integrator, timestep, stock):
                 out["steps"] += 1
             if state is not None:
                 out["max_pen"] = max(out["max_pen"], d.plugin_state[state + PEN])
-                if d.plugin_state[state + FAILURES] > len(out["failures"]):
-                    c = cusp.contacts(m, d)
+                while d.plugin_state[state + FAILURES] > len(out["failures"]):
+                    c = cusp.contacts(m, d)  # this step's contacts: gaps at its start
                     out["failures"].append(
                         (round(d.time, 4), [(m.geom(a).name or f"geom{a}", m.geom(b).name or
                                              f"geom{b}", int(k), float(gap))
@@ -141,7 +141,8 @@ def pick(integrator, timestep, stock):
     d.qvel[vadr:vadr + 6] = 0
     mujoco.mj_forward(m, d)
     z0 = relative()[1]
-    samples = []  # (time, puck in the hand frame, puck height) after each env step of the hold
+    samples = []  # (time, puck in the hand frame, its height, puck against the pads' midpoint in
+                  # the hand frame) after each env step of the pick
     for duration, target, grip in PLAN:
         for _ in range(int(round(duration / (FRAME_SKIP * m.opt.timestep)))):
             env_step(10 * (np.array(target) - d.mocap_pos[0]), grip, timed=True)
@@ -191,6 +192,7 @@ def test_metaworld_pick_place_lifts_and_holds_the_puck(integrator, timestep):
     c, s = report(integrator, timestep)
     # the puck was picked: it rose >= 5 cm (the hand rises 10 cm)
     assert c["lift"] >= 0.05
+    assert s["lift"] >= 0.05  # the script picks it in stock MuJoCo too (9.8 cm)
     # held in the grip over the last 0.3 s of the 0.8 s hold: <= 1 um/s along the hand's x and z
     # (the pads' length, gravity's direction, and across them), and against the pads' midpoint.
     # The puck's position in the hand body's frame also has the fingers' common-mode drift along
@@ -204,9 +206,21 @@ def test_metaworld_pick_place_lifts_and_holds_the_puck(integrator, timestep):
     # no contact sank by MuJoCo's own measure: the distance of the puck to both finger pads and
     # the table after every env step of the pick >= -0.1 mm
     assert c["min_gap"] >= -1e-4
+    # stock MuJoCo's soft contact lets the squeezing pads (kp 400 past their range: ~390 N) sink
+    # ~4 mm into the puck (3.8-4.0 mm in every case)
+    assert s["min_gap"] < -1e-3
 
 
-FAILS = "cusp: failed solves (max_iter) while the closing pads strike the puck"
+# Findings (plugin C code; no config key helps: max_iterations 2000, line_search_memory 5 and
+# solver lemke give the same failures): the island of the puck and the arm (the puck's contacts
+# with the table and both pads, kind 1) fails its solve (status max_iter) in the steps where the
+# closing pads, on slides with armature 100, strike the puck at ~0.4 m/s (a pad's gap at the
+# step's start -0.16 to -0.65 mm; the table's -g h^2) and in a few steps after; with the failed
+# iterate scaled down the published max_penetration (the linearised gaps after the correction)
+# reaches 1.6e-4 m (2 ms, Euler and implicitfast) and 2.8e-4 m (2 ms, RK4) in those steps, while
+# mj_geomDistance at those steps' end stays >= -2.4 um (>= -5 um at every env step sampled). The
+# run goes on: the puck is held and lifted (the test above).
+FAILS = "cusp: failed solves (max_iter) of the puck-and-arm island (table, both pads) as the closing pads strike"
 XFAIL = {("Euler", None): FAILS + " (4, t = 1.56-1.69 s)",
          ("implicitfast", None): FAILS + " (5, t = 1.56-1.69 s)",
          ("Euler", 0.002): FAILS + " (3, t = 1.434-1.438 s); max_penetration 1.6e-4 m",
@@ -220,6 +234,7 @@ XFAIL = {("Euler", None): FAILS + " (4, t = 1.56-1.69 s)",
 def test_metaworld_pick_place_solves_without_penetration(integrator, timestep):
     c, _ = report(integrator, timestep)
     # no failed solve during the run (reset and pick), and cusp's own largest penetration over
-    # every step <= 0.1 mm
+    # every step <= 0.1 mm (the slot: the deepest linearised gap after the correction; for the
+    # puck resting on the table it reads g h^2, 6.1e-5 m at 2.5 ms, 3.9e-5 m at 2 ms)
     assert not c["failures"], c["failures"][0]
     assert c["max_pen"] <= 1e-4
