@@ -30,11 +30,11 @@ class IslandSolve : public cusp_test::SceneTest {
 // within 1e-7 m/s and rad/s (both solve to the natural residual 1e-10 of the scaled problem; a
 // hyperstatic island's impulses are not unique, its velocities are), and the paths do differ
 // (some step is not bitwise the same, so the body path was taken). Both runs take the monotone
-// line search (line_search_memory 1, the default, set here so the comparison does not depend on
-// it): Coulomb friction may have several answers (a box on the floor at rest in one answer and
-// turning at 0.019 rad/s in the other, both within the tolerance: the non-monotone search of
-// memory 5 reached each from one path's rounding, pile_bin under Euler), and which one a search
-// reaches is not what this test compares.
+// line search (line_search_memory 1, set here; the default is the non-monotone 5): Coulomb
+// friction may have several answers (a box on the floor at rest in one answer and turning at
+// 0.019 rad/s in the other, both within the tolerance: the non-monotone search reached each
+// from one path's rounding, pile_bin under Euler), and which one a search reaches is not what
+// this test compares.
 TEST_F(IslandSolve, StepThroughTheBodiesGivesTheVelocitiesOfTheDenseLU) {
   for (int integrator : {mjINT_IMPLICITFAST, mjINT_EULER}) {
     SCOPED_TRACE("integrator " + std::to_string(integrator));

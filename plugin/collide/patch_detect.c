@@ -38,6 +38,7 @@ typedef struct Cand_ {
   mjtNum x[2];      // m, coordinates along t, o relative to the surface point c
   mjtNum gap;       // m, height of the body point above the surface
   int geom;         // body geom that owns the point
+  int line;         // 1: an end of the straight bottom line of a cylinder's side or a capsule
 } Cand;
 
 // Per-step scratch of the patch detector, carved from cuspPatchSet.scratch: sized at init by
@@ -668,6 +669,7 @@ mjtNum cusp_patch_mean_distance(mjtNum centroid[2], const mjtNum* pts, int np) {
       c[i].x[1] = pts[2 * i + 1];
       c[i].gap = 0;
       c[i].geom = 0;
+      c[i].line = 0;
     }
     int nh = hull2(c, np, tmp);
     for (int i = 0; i < nh; i++) {
@@ -804,6 +806,10 @@ static int surface_candidates(Cand* cand, int* first_geom, mjtNum* gmin, Scratch
       c->x[1] = mju_dot3(r, S->o);
       c->gap = gap;
       c->geom = g;
+      // the support point of each rim (geom_points: after the rim's samples), a capsule's two
+      c->line = m->geom_type[g] == mjGEOM_CAPSULE ||
+                (m->geom_type[g] == mjGEOM_CYLINDER && np == 2 * (CUSP_NRIM + 1) &&
+                 i % (CUSP_NRIM + 1) == CUSP_NRIM);
       if (*first_geom < 0) *first_geom = g;
       if (gap < *gmin) *gmin = gap;
     }
@@ -885,6 +891,7 @@ static int patch_outline(Scratch* sc, Cand* cand, int nc, const Feature* f, int 
       clip[nv].x[1] = feat[2 * i + 1];
       clip[nv].gap = feat_gap[i];
       clip[nv].geom = first_geom;
+      clip[nv].line = 0;
       nv++;
     }
   }
@@ -961,6 +968,49 @@ static void fill_surface_patch(cuspPatch* p, Scratch* sc, int nv, const Feature*
   cusp_limit_surface(p->e, params, b, er);
 }
 
+#define CUSP_CROSSING (-2)  // source of a line-crossing point (line_crossings)
+#define CUSP_CROSSING_NEAR 1e-3  // m, a MuJoCo point contact this close (along the surface) and
+#define CUSP_CROSSING_GAP 1e-6   // m, reading no more than this above the crossing's gap holds it
+
+// Where a cylinder's or a capsule's straight bottom line (the support points of its two ends, both
+// within the margin) crosses the edges of the finite face S while its deepest points lie beside
+// the face: a point contact at each crossing, along the face's normal, with the line's height
+// there (exact: the line lies on the surface). MuJoCo's point contacts of the pair, which the
+// caller adds, may hold one feature of such a pair only: a cylinder lying across a box's corner
+// kept one of the two crossings for a step and sank 78 um into the box at the other. Returns the
+// number added, -1 out of memory.
+static int line_crossings(cuspPatchSet* w, Scratch* sc, const cuspConfig* cfg,
+                          const cuspParams* params, const Object* o, const Surface* S, int nc) {
+  int added = 0;
+  for (int j = 0; j < o->ngeom; j++) {
+    int g = o->geom[j], n = 0;
+    Cand* seg = sc->fc;
+    for (int i = 0; i < nc && n < 2; i++) {
+      if (sc->cand[i].geom == g && sc->cand[i].line) seg[n++] = sc->cand[i];
+    }
+    if (n < 2) continue;
+    n = clip_to_face(S, seg, sc->c1, 2);
+    for (int i = 0; i < n; i++) {
+      if (seg[i].gap >= cfg->margin) continue;
+      cuspContact c;
+      memset(&c, 0, sizeof(c));
+      c.geom[0] = g;
+      c.geom[1] = S->geom;
+      c.body[0] = o->body;
+      c.body[1] = S->body;
+      c.gap = seg[i].gap;
+      for (int k = 0; k < 3; k++) {
+        c.pos[k] = S->c[k] + seg[i].x[0] * S->t[k] + seg[i].x[1] * S->o[k] + seg[i].gap * S->n[k];
+      }
+      cusp_contact_frame(c.frame, S->n);
+      c.mu = cusp_pair_friction(params, g, S->geom);
+      if (cusp_patch_add_point(w, &c, CUSP_CROSSING)) return -1;
+      added++;
+    }
+  }
+  return added;
+}
+
 // Build the patch of object o on surface S from its geoms' points within margin. Returns 1 if a
 // patch was added, 0 if nothing is within margin, -1 out of memory.
 static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const cuspParams* params,
@@ -973,7 +1023,9 @@ static int surface_patch(cuspPatchSet* w, const cuspConfig* cfg, const cuspParam
   if (!nc) return 0;
   Feature f;
   support_feature(&f, &sc, sc.cand, nc, gmin, params, m, o, S);
-  if (S->finite && !f.nregion) return 0;  // the body is beside the face, not on it
+  if (S->finite && !f.nregion) {  // the body is beside the face, not on it
+    return line_crossings(w, &sc, cfg, params, o, S, nc) < 0 ? -1 : 0;
+  }
   int nv = patch_outline(&sc, sc.cand, nc, &f, first_geom, S);
   if (!nv) return 0;
   cuspPatch* p = new_patch(w);
@@ -1237,6 +1289,31 @@ static int body_vs_body(cuspPatchSet* w, const cuspConfig* cfg, const cuspParams
   return 0;
 }
 
+// The line crossings among patches [start, npatch) that a MuJoCo point contact of the same pair
+// already holds (within CUSP_CROSSING_NEAR, its gap no more than CUSP_CROSSING_GAP above the
+// crossing's) are dropped: one row for one feature (two nearly equal rows of different normals
+// make the island's problem degenerate for nothing: random piles failed 8 -> 28 solves of 72
+// runs with every crossing kept).
+static void drop_held_crossings(cuspPatchSet* w, int start) {
+  int kept = start;
+  for (int i = start; i < w->npatch; i++) {
+    const cuspPatch* p = w->patch + i;
+    int held = 0;
+    for (int j = start; j < w->npatch && p->source == CUSP_CROSSING && !held; j++) {
+      const cuspPatch* q = w->patch + j;
+      held = q->kind == CUSP_PATCH_POINT && q->source != CUSP_CROSSING &&
+             q->body[0] == p->body[0] && q->body[1] == p->body[1] &&
+             mju_dist3(q->vert, p->vert) <= CUSP_CROSSING_NEAR &&
+             q->gap[0] <= p->gap[0] + CUSP_CROSSING_GAP;
+    }
+    if (!held) w->patch[kept++] = *p;
+  }
+  for (int i = start; i < kept; i++) {
+    if (w->patch[i].source == CUSP_CROSSING) w->patch[i].source = -1;
+  }
+  w->npatch = kept;
+}
+
 int cusp_patch_detect(cuspPatchSet* w, const cuspConfig* cfg, const cuspParams* params,
                       const cuspBroadphase* bp, const mjModel* m, mjData* d) {
   w->npatch = 0;
@@ -1244,7 +1321,7 @@ int cusp_patch_detect(cuspPatchSet* w, const cuspConfig* cfg, const cuspParams* 
     const cuspCandidate* c = bp->cand + i;
     if (c->kind != CUSP_BP_BODY) continue;
     Object o = object_of(cfg, c->index);
-    int rc;
+    int rc, start = w->npatch;
     if (c->other_kind == CUSP_BP_GEOM) {
       rc = body_vs_env(w, cfg, params, m, d, &o, c->other);
     } else {
@@ -1252,6 +1329,7 @@ int cusp_patch_detect(cuspPatchSet* w, const cuspConfig* cfg, const cuspParams* 
       rc = body_vs_body(w, cfg, params, m, d, &o, &other);
     }
     if (rc) return -1;
+    drop_held_crossings(w, start);
   }
   return w->npatch;
 }

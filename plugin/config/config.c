@@ -80,7 +80,7 @@ const cuspKey cusp_config_keys[] = {
    "tolerance", AT(finish)},
   {"warm_start", CUSP_KEY_BOOL, "true", 0, 0, NULL, "-",
    "start from the previous step's impulses matched by contact identity", AT(warm_start)},
-  {"line_search_memory", CUSP_KEY_INT, "1", 1, 16, NULL, "-",
+  {"line_search_memory", CUSP_KEY_INT, "5", 1, 16, NULL, "-",
    "a rigid island's Newton line search accepts a step against the largest merit of this many "
    "last iterates (1: monotone, each step must lower the merit; more: non-monotone, so a step "
    "across a kink of the contact map, a vertex loaded from 0 or a patch between stick and slip, "

@@ -1919,10 +1919,9 @@ static cuspLcpStatus solve_island(cuspPatchWork* w, const cuspMcpProblem* prob,
   opt.warm_start = 1;
   // the line search's reference merit: the largest of the last line_search_memory iterates'. The
   // island's map has kinks where a vertex is loaded from 0 (the resultant, so the ball radius,
-  // gains slope mu) and where a patch changes between stick and slip; a monotone search (1, the
-  // default) halved a Newton step across one 10-30 times. With 5: 36 random piles x 1.5 s 19.8 ->
-  // 10.8 s CPU, failed solves 8 -> 0; not the default because its pile_bin run under Euler at
-  // 2 ms meets a box corner that the point contacts miss for a step (bench/RESULTS.md)
+  // gains slope mu) and where a patch changes between stick and slip; a monotone search (1)
+  // halved a Newton step across one 10-30 times. With 5 (the default): 36 random piles x 1.5 s
+  // 19.8 -> 10.8 s CPU, failed solves 8 -> 0 (bench/RESULTS.md)
   opt.nonmonotone = cfg->line_search_memory;
   int pushout = cfg->finish ? pushout_rows(w, h) : 0;
   // where the push-out may be what has no solution, its fallbacks wait until it is dropped

@@ -168,3 +168,92 @@ def test_convex_pairs_near_an_edge_read_mujocos_distance(base, base_size, other,
         assert pair, (trial, distance)
         gaps = c.gap[pair]
         assert gaps.min() == pytest.approx(distance, abs=1e-6), (trial, distance, gaps)
+
+
+# A registered cylinder lying across a corner of a static box's top face, its axis tipped so that
+# both ends of its bottom line lie beside the face (the line's two ends differ in height by more
+# than the patch's feature tolerance): the line crosses the face's two edges at the corner, where
+# it touches. MuJoCo's point contacts of the pair may hold one of the two crossings only (a pile's
+# cylinder sank 78 um into a box at the other); cusp adds a point at each crossing.
+CORNER = """
+<mujoco>
+  <option timestep="0.002" gravity="0 0 {gravity}"/>
+  <extension><plugin plugin="cusp.contact"><instance name="cusp">
+    <config key="bodies" value="cyl"/>
+  </instance></plugin></extension>
+  <worldbody>
+    <geom name="box" type="box" size="0.02 0.015 0.01"/>
+    <body name="cyl" pos="0 0 0.2"><freejoint/>
+      <geom name="cyl" type="cylinder" size="0.012 0.02" mass="0.05" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+def corner_crossings(a, p0):
+    """The points (2 x 3) where the line p0 + s a crosses the top face's edges x = 0.02 and
+    y = 0.015."""
+    return np.array([p0 + (edge - p0[k]) / a[k] * a for k, edge in ((0, 0.02), (1, 0.015))])
+
+
+def corner_pose(tilt, height):
+    """qpos (7) of the cylinder: axis along (1, -1) / sqrt 2 in x, y, tipped up by `tilt` (rad)
+    towards +x; its bottom line through (0.016, 0.011) in x, y, the lower of its two crossings
+    with the face's edges `height` (m) above the top face (z = 0.01). Returns qpos and the
+    crossings (2 x 3)."""
+    a = np.array([np.cos(tilt) / np.sqrt(2), -np.cos(tilt) / np.sqrt(2), np.sin(tilt)])
+    w = -(np.array([0, 0, 1.0]) - a[2] * a)
+    w /= np.linalg.norm(w)  # from the axis to the bottom line, perpendicular to a
+    p0 = np.array([0.016, 0.011, 0.0])
+    p0[2] = 0.01 + height - corner_crossings(a, p0)[:, 2].min()
+    centre = p0 - 0.012 * w
+    # the cylinder's z axis along a: the rotation from (0, 0, 1) to a
+    q = np.zeros(4)
+    axis = np.cross([0, 0, 1.0], a)
+    mujoco.mju_axisAngle2Quat(q, axis / np.linalg.norm(axis), np.arccos(np.clip(a[2], -1, 1)))
+    return np.concatenate([centre, q]), corner_crossings(a, p0)
+
+
+@pytest.mark.parametrize("tilt", [0.02, -0.02, 0.05])
+@pytest.mark.parametrize("height", [1e-4, 0.0, -2e-5])
+def test_cylinder_across_a_box_corner_touches_at_both_edge_crossings(tilt, height):
+    # each crossing of the bottom line with the face's edges is held by a contact of the pair
+    # within 1 mm (along the face) that reads no more than 1 um above the line's height there
+    # (the line is straight: a point at the crossing reads it exactly; one of MuJoCo's points
+    # holds it when it reads no more than 1 um above), and the deepest published gap is MuJoCo's
+    # distance or more, within 1 um (as for the convex pairs above: MuJoCo's own point contacts
+    # of the pair read up to 1.3e-7 m deeper than its distance here)
+    m = mujoco.MjModel.from_xml_string(CORNER.format(gravity=0))
+    d = mujoco.MjData(m)
+    d.qpos[:7], crossings = corner_pose(tilt, height)
+    scratch = mujoco.MjData(m)
+    scratch.qpos[:] = d.qpos
+    mujoco.mj_kinematics(m, scratch)
+    dist = mujoco.mj_geomDistance(m, scratch, m.geom("cyl").id, m.geom("box").id, 0.05, None)
+    mujoco.mj_step(m, d)
+    c = cusp.contacts(m, d)
+    pair = [k for k in range(len(c)) if m.body("cyl").id in c.body[k]]
+    for crossing in crossings:
+        near = [k for k in pair if np.hypot(*(c.pos[k][:2] - crossing[:2])) <= 1e-3]
+        assert near, (crossing, c.pos[pair])
+        assert min(c.gap[near]) <= crossing[2] - 0.01 + 1e-6, (c.gap[near], crossing)
+    assert c.gap[pair].min() >= dist - 1e-6
+
+
+@pytest.mark.parametrize("tilt", [0.02, 0.05])
+def test_cylinder_dropped_across_a_box_corner_does_not_sink(tilt):
+    # released 0.1 mm above the corner under gravity: it tips off the corner; MuJoCo's distance
+    # to the box never below -0.1 mm and no failed solve
+    m = mujoco.MjModel.from_xml_string(CORNER.format(gravity=-9.81))
+    d = mujoco.MjData(m)
+    d.qpos[:7] = corner_pose(tilt, 1e-4)[0]
+    scratch = mujoco.MjData(m)
+    worst = np.inf
+    for _ in range(400):
+        mujoco.mj_step(m, d)
+        scratch.qpos[:] = d.qpos
+        mujoco.mj_kinematics(m, scratch)
+        worst = min(worst, mujoco.mj_geomDistance(m, scratch, m.geom("cyl").id,
+                                                  m.geom("box").id, 0.1, None))
+    assert worst >= -1e-4
+    assert d.plugin_state[m.plugin_stateadr[0] + FAILURES] == 0
