@@ -960,13 +960,13 @@ static mjtNum scaled_residual(cuspPatchWork* w) {
   return res;
 }
 
-// 1 if loaded island patch i clearly slides at w->z (p, ub of w->z evaluated): its limit-surface
-// argument lies more than 1 % outside the ball
-static int patch_slides(const cuspPatchWork* w, int i, const Derived* D) {
+// 1 if loaded island patch i slides at w->z (p, ub of w->z evaluated): its limit-surface
+// argument lies more than `edge` times the ball's radius from its centre
+static int patch_slides(const cuspPatchWork* w, int i, const Derived* D, mjtNum edge) {
   const cuspPatch* P = w->island + i;
   const mjtNum* zi = w->z + w->z_of[i];
   mjtNum q[3], rho;
-  return D->Ln > 0 && projection_argument(q, &rho, P, D, zi, w->ub + w->row_of[i]) > 1.01 * rho;
+  return D->Ln > 0 && projection_argument(q, &rho, P, D, zi, w->ub + w->row_of[i]) > edge * rho;
 }
 
 // The unknowns of the row impulses p (nrows): lambda from the vertex rows, y from the friction
@@ -1000,6 +1000,8 @@ typedef struct StickWork_ {
   int* bounded;  // (ne) 1: a vertex row
   int* slides;   // (nisland) 1: the patch slides at the iterate (its friction rows keep their
                  // impulses and are not in the problem)
+  mjtNum edge;   // a loaded patch slides where its limit-surface argument lies more than this
+                 // times its ball's radius from the centre
   void* qp;
 } StickWork;
 
@@ -1036,7 +1038,7 @@ static int stick_rows(cuspPatchWork* w, StickWork* sw) {
     const cuspPatch* P = w->island + i;
     Derived D;
     derive(&D, w, i, w->z + w->z_of[i]);
-    sw->slides[i] = patch_slides(w, i, &D);
+    sw->slides[i] = patch_slides(w, i, &D, sw->edge);
     for (int j = 0; j < patch_rows(P); j++) {
       int z = w->z_of[i] + j;
       if (!(w->hi[z] > w->lo[z] && (j < P->nvert || (D.Ln > 0 && !sw->slides[i])))) continue;
@@ -1121,12 +1123,73 @@ static int stick_round(cuspPatchWork* w, StickWork* sw, int* nheld, const cuspMc
   return added;
 }
 
+// The finish of an island whose patches slide (a clamped object's pads at the edge of their
+// friction balls, sliding at micro-metres a second against a gripper welded to a mocap body),
+// run where the separation finish leaves it short: there the QP with every patch sticking has no
+// answer, and the proximal loop crawls. A round: the QP of stick_qp with the patches whose
+// limit-surface argument reaches kSlideEdge times their ball's radius counted as sliding (their
+// friction impulses held; the next, lower edge where the QP has no answer, so a pad just inside
+// its ball joins the sliding ones), then each sliding patch's friction put on its ball's edge
+// along the projection's argument at the QP's answer (the maximum-dissipation direction of its
+// new sliding velocity, the radius mu Ln of its new load), then the MCP solved from there. At
+// most kSlideRounds rounds; kept only if it solves the MCP (natural residual <= tol). Returns 1
+// if w->z was replaced, else 0 (w->z unchanged). Fetch PickAndPlace's clamp: 2 / 4 / 19 failed
+// solves (Euler / implicitfast / RK4) -> 0 / 0 / 3; Meta-World's pick 19 -> 4 (bench/RESULTS.md).
+enum { kSlideRounds = 4, kSlideEdges = 4 };
+static const mjtNum kSlideEdge[kSlideEdges] = {0.999, 0.99, 0.9, 0.5};
+
+static int slide_finish(cuspPatchWork* w, const cuspMcpProblem* prob, const cuspMcpOptions* opt) {
+  StickWork sw;
+  if (!reserve_stick_work(w, &sw)) return 0;
+  const int nz = w->nz;
+  memcpy(w->z_failed, w->z, sizeof(mjtNum) * nz);
+  for (int round = 0; round < kSlideRounds; round++) {
+    int ne = -1;
+    for (int e = 0; e < kSlideEdges && ne < 0; e++) {
+      sw.edge = kSlideEdge[e];
+      ne = stick_qp(w, &sw, opt->tol);  // evaluates at w->z, marks the sliding patches
+    }
+    if (ne < 0) break;
+    int sliding = 0;
+    for (int i = 0; i < w->nisland; i++) sliding |= sw.slides[i];
+    if (!sliding) break;  // every loaded patch sticks: the separation finish's case
+    take_stick_answer(w, &sw, ne);
+    evaluate(w, w->z, w->F, NULL);
+    for (int i = 0; i < w->nisland; i++) {
+      if (!sw.slides[i]) continue;
+      const cuspPatch* P = w->island + i;
+      mjtNum* zi = w->z + w->z_of[i];
+      Derived D;
+      derive(&D, w, i, zi);
+      mjtNum q[3], rho;
+      mjtNum qn = projection_argument(q, &rho, P, &D, zi, w->ub + w->row_of[i]);
+      for (int x = 0; x < 2 + has_torsion(P); x++) {
+        zi[P->nvert + x] = qn > 0 ? rho * q[x] / qn : 0;
+      }
+    }
+    mjtNum res = scaled_residual(w);
+    if (res > opt->tol) {
+      solve_proximal(w, prob, opt, 1);
+      res = scaled_residual(w);
+    }
+    if (res <= opt->tol) {
+      w->info.status = CUSP_LCP_SOLVED;
+      w->info.message = "";
+      w->info.residual = res;
+      return 1;
+    }
+  }
+  memcpy(w->z, w->z_failed, sizeof(mjtNum) * nz);
+  return 0;
+}
+
 // Returns 1 if w->z was replaced by a solution of the island's MCP, else 0 (w->z unchanged).
 static int separation_finish(cuspPatchWork* w, const cuspMcpProblem* prob,
                             const cuspMcpOptions* opt) {
   const int nz = w->nz;
   StickWork sw;
   if (!reserve_stick_work(w, &sw)) return 0;
+  sw.edge = 1.01;  // clearly outside
   int* held = sw.held;  // the vertices held at 0, their hi restored at the end
   int nheld = 0;
   cuspMcpInfo info = w->info;
@@ -1159,7 +1222,7 @@ static int separation_finish(cuspPatchWork* w, const cuspMcpProblem* prob,
   if (!(res <= opt->tol)) {
     memcpy(w->z, w->z_failed, sizeof(mjtNum) * nz);
     w->info = info;
-    return 0;
+    return slide_finish(w, prob, opt);
   }
   w->info.status = CUSP_LCP_SOLVED;
   w->info.message = "";
