@@ -1,5 +1,6 @@
 """Scene loading shared by the Python tests: a model and data from MJCF text with the plugin
-library loaded, a plugin instance's config keys set in the text, and the energy of a state."""
+library loaded, a plugin instance's config keys set in the text, a cusp.contact instance added to
+a spec, and the energy of a state."""
 import re
 
 import mujoco
@@ -58,3 +59,14 @@ def largest_step_gain(m, d, steps):
         gain = max(gain, d.energy.sum() - e0)
     return gain
 
+
+def register(spec, bodies):
+    """Add a cusp.contact instance registering `bodies` (their geoms and those welded to them are
+    given contype = conaffinity = 0, as the contract asks)."""
+    for name in bodies:
+        for geom in cusp._welded_geoms(spec.body(name)):
+            geom.contype = geom.conaffinity = 0
+    spec.activate_plugin(cusp.PLUGIN_NAME)
+    plugin = spec.add_plugin(name="cusp", plugin_name=cusp.PLUGIN_NAME, active=True)
+    plugin.config = {"bodies": " ".join(bodies)}
+    return spec

@@ -29,6 +29,7 @@ import numpy as np
 import pytest
 
 import cusp
+from scene_util import register
 
 NAMES = cusp.slot_names()
 PEN = NAMES.index("max_penetration")
@@ -68,10 +69,7 @@ def fetch_spec(integrator, stock):
     """The shipped scene with object0 registered (its geom given contype = conaffinity = 0 by the
     contract), or its stock twin; `integrator` set (RK4: the pinning above)."""
     spec = mujoco.MjSpec.from_file(str(SCENE))  # meshdir, texturedir resolve as in the wheel
-    spec.geom(BOX).contype = spec.geom(BOX).conaffinity = 0
-    spec.activate_plugin(cusp.PLUGIN_NAME)
-    plugin = spec.add_plugin(name="cusp", plugin_name=cusp.PLUGIN_NAME, active=True)
-    plugin.config = {"bodies": BOX}
+    register(spec, [BOX])
     spec.option.integrator = getattr(mujoco.mjtIntegrator, "mjINT_" + integrator.upper())
     if integrator == "RK4":
         base = spec.body("robot0:base_link")

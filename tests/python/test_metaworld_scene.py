@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 import cusp
+from scene_util import register
 
 NAMES = cusp.slot_names()
 PEN = NAMES.index("max_penetration")
@@ -62,18 +63,6 @@ def scene_spec():
     for mesh in list(spec.meshes):
         if mesh.name in dropped:
             spec.delete(mesh)
-    return spec
-
-
-def register(spec, bodies):
-    """Add a cusp.contact instance registering `bodies` (their geoms and those welded to them are
-    given contype = conaffinity = 0, as the contract asks); as in test_suite_scenes.py."""
-    for name in bodies:
-        for geom in cusp._welded_geoms(spec.body(name)):
-            geom.contype = geom.conaffinity = 0
-    spec.activate_plugin(cusp.PLUGIN_NAME)
-    plugin = spec.add_plugin(name="cusp", plugin_name=cusp.PLUGIN_NAME, active=True)
-    plugin.config = {"bodies": " ".join(bodies)}
     return spec
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import cusp
+from scene_util import register
 
 NAMES = cusp.slot_names()
 PEN = NAMES.index("max_penetration")
@@ -32,18 +33,6 @@ def distance(m, d, g1, g2):
     scratch.qpos[:] = d.qpos
     mujoco.mj_kinematics(m, scratch)
     return mujoco.mj_geomDistance(m, scratch, m.geom(g1).id, m.geom(g2).id, 0.05, None)
-
-
-def register(spec, bodies):
-    """Add a cusp.contact instance registering `bodies` (their geoms and those welded to them are
-    given contype = conaffinity = 0, as the contract asks)."""
-    for name in bodies:
-        for geom in cusp._welded_geoms(spec.body(name)):
-            geom.contype = geom.conaffinity = 0
-    spec.activate_plugin(cusp.PLUGIN_NAME)
-    plugin = spec.add_plugin(name="cusp", plugin_name=cusp.PLUGIN_NAME, active=True)
-    plugin.config = {"bodies": " ".join(bodies)}
-    return spec
 
 
 def compiled(spec, stock):
