@@ -246,8 +246,8 @@ size_t cusp_fb_core_band_worksize(int n, int kl, int ku) {
 }
 
 // Armijo search along d from z (reference merit psi, slope gd = g . d < 0): the trial point zt,
-// its F in Ft and its phi in phit; returns 1 when a step is accepted (sufficient decrease, or the tolerance
-// met). In affine mode F(z + t d) = F + t jd.
+// its F in Ft and its phi in phit; returns 1 when a step is accepted (sufficient decrease, or the
+// tolerance met). In affine mode F(z + t d) = F + t jd.
 static int armijo(mjtNum* zt, mjtNum* Ft, mjtNum* phit, cuspMcpInfo* info, const cuspFbCore* c,
                   const mjtNum* z, const mjtNum* F, const mjtNum* d, const mjtNum* jd, mjtNum gd,
                   mjtNum psi, mjtNum sigma, int max_bt, mjtNum tol) {

@@ -1142,6 +1142,8 @@ static int slide_finish(cuspPatchWork* w, const cuspMcpProblem* prob, const cusp
   StickWork sw;
   if (!reserve_stick_work(w, &sw)) return 0;
   const int nz = w->nz;
+  const cuspMcpInfo info = w->info;  // the failed solve's, restored if the finish fails too
+  int iterations = 0;                // Newton steps of the finish's proximal solves
   memcpy(w->z_failed, w->z, sizeof(mjtNum) * nz);
   for (int round = 0; round < kSlideRounds; round++) {
     int ne = -1;
@@ -1170,16 +1172,20 @@ static int slide_finish(cuspPatchWork* w, const cuspMcpProblem* prob, const cusp
     mjtNum res = scaled_residual(w);
     if (res > opt->tol) {
       solve_proximal(w, prob, opt, 1);
+      iterations += w->info.iterations;
       res = scaled_residual(w);
     }
     if (res <= opt->tol) {
+      w->info = info;
       w->info.status = CUSP_LCP_SOLVED;
       w->info.message = "";
       w->info.residual = res;
+      w->info.iterations += iterations;
       return 1;
     }
   }
   memcpy(w->z, w->z_failed, sizeof(mjtNum) * nz);
+  w->info = info;
   return 0;
 }
 
