@@ -253,13 +253,14 @@ Outcome RunPlain(ProxLcp& p, const cuspMcpOptions& opt) {
   return r;
 }
 
-Outcome RunProx(ProxLcp& p, const cuspMcpOptions& opt, cuspMcpProxInfo* pinfo = nullptr) {
+Outcome RunProx(ProxLcp& p, const cuspMcpOptions& opt, cuspMcpProxInfo* pinfo = nullptr,
+                const cuspMcpProxOptions* popt = nullptr) {
   cuspMcpProblem prob = {p.n, nullptr, nullptr, LcpF, LcpJ, &p, nullptr, 0, 0, nullptr};
   Outcome r;
   r.z.assign(p.n, 0);
   std::vector<double> work(cusp_mcp_proximal_worksize(p.n) / 8 + 1);
   cuspMcpProxInfo info;
-  cusp_mcp_proximal(r.z.data(), nullptr, &info, &prob, LcpProx, &opt, nullptr, work.data(),
+  cusp_mcp_proximal(r.z.data(), nullptr, &info, &prob, LcpProx, &opt, popt, work.data(),
                     work.size() * 8);
   EXPECT_EQ(p.rho, 0) << "the problem must be left unregularised";
   r.status = info.mcp.status;
@@ -433,6 +434,38 @@ TEST(McpProximal, NonsingularProblemStillSolvesAndUnsolvableFails) {
   bad.scale = 1;
   Outcome c = RunProx(bad, opt);
   EXPECT_NE(c.status, CUSP_LCP_SOLVED);
+}
+
+TEST(McpProximal, AStalledLoopEndsAfterItsWindowAndASolvableOneIsUntouched) {
+  // q = -1, M = 0 has no solution: the residual cannot fall, so with a stall window of 4 outer
+  // steps the loop ends after 4 of them, saying so, instead of running to max_outer
+  ProxLcp bad;
+  bad.n = 3;
+  bad.M.assign(9, 0);
+  bad.q.assign(3, -1);
+  bad.scale = 1;
+  cuspMcpOptions opt = cusp_mcp_default_options();
+  cuspMcpProxOptions po = cusp_mcp_proximal_default_options();
+  cuspMcpProxInfo full, cut;
+  Outcome a = RunProx(bad, opt, &full, &po);
+  po.stall_outer = 4;
+  po.stall_factor = 0.9;
+  Outcome b = RunProx(bad, opt, &cut, &po);
+  EXPECT_NE(a.status, CUSP_LCP_SOLVED);
+  EXPECT_NE(b.status, CUSP_LCP_SOLVED);
+  EXPECT_GT(full.outer, 4);
+  EXPECT_EQ(cut.outer, 4);
+  EXPECT_STREQ(cut.mcp.message, "stalled");
+  // a singular problem the loop solves, its residual falling by more than 10 % every 4 outer
+  // steps: the window changes nothing (bitwise)
+  ProxLcp p = Synth(40, 10, 9);
+  po.stall_outer = 0;
+  Outcome c = RunProx(p, opt, nullptr, &po);
+  po.stall_outer = 4;
+  Outcome d = RunProx(p, opt, nullptr, &po);
+  ASSERT_EQ(c.status, CUSP_LCP_SOLVED);
+  EXPECT_EQ(c.z, d.z);
+  EXPECT_EQ(c.iterations, d.iterations);
 }
 
 }  // namespace

@@ -21,18 +21,6 @@ static int equality_rows_max(const mjModel* m) {
   return rows;
 }
 
-// 1 if equality eq ties a body to a mocap body (weld or connect): its rows are driven
-static int mocap_driven(const mjModel* m, int eq) {
-  if (m->eq_type[eq] != mjEQ_WELD && m->eq_type[eq] != mjEQ_CONNECT) return 0;
-  int obj[2] = {m->eq_obj1id[eq], m->eq_obj2id[eq]};
-  for (int k = 0; k < 2; k++) {
-    int b = obj[k];
-    if (b >= 0 && m->eq_objtype[eq] == mjOBJ_SITE) b = m->site_bodyid[b];
-    if (b >= 0 && m->body_mocapid[b] >= 0) return 1;
-  }
-  return 0;
-}
-
 int cusp_dynamics_init(cuspDynamics* dyn, const mjModel* m, int cap) {
   memset(dyn, 0, sizeof(*dyn));
   int nv = cap;
@@ -54,20 +42,10 @@ int cusp_dynamics_init(cuspDynamics* dyn, const mjModel* m, int cap) {
   dyn->env = (int*)calloc(2 * (size_t)nv + 1, sizeof(int));
   dyn->meff_first = (int*)calloc((size_t)nv + 1, sizeof(int));
   dyn->l_first = (int*)calloc((size_t)nv + 1, sizeof(int));
-  dyn->driven = (unsigned char*)calloc((size_t)dyn->ne_max + 1, 1);
-  int any_driven = 0;
-  for (int e = 0; e < m->neq; e++) any_driven |= mocap_driven(m, e);
-  if (any_driven) {
-    // Nf, Meff Nf, Mr of Nf, the undriven rows, null_space's work (ne nv + nv nv + nv), 4 vectors
-    dyn->proj = (mjtNum*)calloc(4 * nn + 2 * (size_t)dyn->ne_max * nv + 5 * (size_t)nv,
-                                sizeof(mjtNum));
-    if (!dyn->proj) any_driven = -1;
-  }
   // null_space needs ne nv + nv nv + nv; the projection 2 nv; the reduction 3 nv per row block
   dyn->scratch = (mjtNum*)calloc(nn + 3 * (size_t)nv + (size_t)dyn->ne_max * nv, sizeof(mjtNum));
   if (!dyn->dofs || !dyn->local || !dyn->Meff || !dyn->E || !dyn->N || !dyn->L || !dyn->env ||
-      !dyn->n_ptr || !dyn->n_row ||
-      !dyn->driven || any_driven < 0 || !dyn->scratch || !dyn->meff_first || !dyn->l_first) {
+      !dyn->n_ptr || !dyn->n_row || !dyn->scratch || !dyn->meff_first || !dyn->l_first) {
     cusp_dynamics_free(dyn);
     return -1;
   }
@@ -88,8 +66,6 @@ void cusp_dynamics_free(cuspDynamics* dyn) {
   free(dyn->env);
   free(dyn->meff_first);
   free(dyn->l_first);
-  free(dyn->driven);
-  free(dyn->proj);
   free(dyn->scratch);
   memset(dyn, 0, sizeof(*dyn));
 }
@@ -208,7 +184,6 @@ static void effective_inertia(mjtNum* Meff, cuspDynamics* dyn, const mjModel* m,
 static int equality_rows(mjtNum* E, int ne_max, cuspDynamics* dyn, const mjModel* m,
                          const mjData* d) {
   int nv = dyn->nv, nvm = m->nv, ne = 0, sparse = mj_isSparse(m);
-  dyn->ndriven = 0;
   for (int i = 0; i < d->nefc && ne < ne_max; i++) {
     if (d->efc_type[i] != mjCNSTR_EQUALITY) continue;
     mjtNum* row = E + (size_t)ne * nv;
@@ -243,10 +218,6 @@ static int equality_rows(mjtNum* E, int ne_max, cuspDynamics* dyn, const mjModel
         if (lowest < dyn->meff_first[a]) dyn->meff_first[a] = lowest, dyn->meff_eq_grew = 1;
       }
       continue;
-    }
-    if (hit) {
-      dyn->driven[ne] = (unsigned char)mocap_driven(m, d->efc_id[i]);
-      dyn->ndriven += dyn->driven[ne];
     }
     ne += hit;
   }
@@ -505,50 +476,10 @@ void cusp_dynamics_expand(mjtNum* dv, const cuspDynamics* dyn, const mjtNum* du)
   for (int a = 0; a < dyn->nv; a++) dv[dyn->dofs[a]] = local[a];
 }
 
-// The projection when some rows are driven (dyn->proj exists): onto null(E_f), E_f the other
-// rows, by the same construction on a basis Nf of null(E_f): v_proj = Nf (Nf^T Meff Nf)^-1 Nf^T Meff v.
-static void project_undriven(mjtNum* dv, cuspDynamics* dyn, const mjtNum* v) {
-  int nv = dyn->nv;
-  size_t nn = (size_t)nv * nv;
-  mjtNum* Nf = dyn->proj;          // (nv x nv) column-major, first nrf columns
-  mjtNum* MN = Nf + nn;            // (nv x nrf) Meff Nf
-  mjtNum* Mrf = MN + nn;           // (nrf x nrf)
-  mjtNum* Ef = Mrf + nn;           // (nf x nv) the undriven rows
-  mjtNum* work = Ef + (size_t)dyn->ne_max * nv;  // null_space: ne nv + nv nv + nv
-  mjtNum* vl = work + (size_t)dyn->ne_max * nv + nn + nv;  // (nv) x 4
-  mjtNum* meff_v = vl + nv;
-  mjtNum* u = meff_v + nv;
-  mjtNum* vp = u + nv;
-  int nf = 0;
-  for (int i = 0; i < dyn->ne; i++) {
-    if (!dyn->driven[i]) memcpy(Ef + (size_t)nf++ * nv, dyn->E + (size_t)i * nv, nv * sizeof(mjtNum));
-  }
-  for (int a = 0; a < nv; a++) dv[dyn->dofs[a]] = 0;
-  if (nf == 0) return;  // only driven rows: nothing is drift
-  int nrf = null_space(Nf, Ef, nf, nv, work);
-  for (int a = 0; a < nv; a++) vl[a] = v[dyn->dofs[a]];
-  if (nrf == 0) {
-    for (int a = 0; a < nv; a++) dv[dyn->dofs[a]] = -vl[a];
-    return;
-  }
-  cusp_dgemm(MN, 'N', 'N', dyn->Meff, Nf, 1, 0, nv, nrf, nv, nv, nv, nv);
-  cusp_dgemm(Mrf, 'T', 'N', Nf, MN, 1, 0, nrf, nrf, nv, nv, nv, nrf);
-  if (cusp_dpotrf(Mrf, nrf, nrf) != 0) return;  // not positive definite: no projection
-  cusp_dgemv(meff_v, 'N', dyn->Meff, vl, 1, 0, nv, nv, nv);
-  cusp_dgemv(u, 'T', Nf, meff_v, 1, 0, nv, nrf, nv);
-  cusp_dpotrs(u, Mrf, nrf, 1, nrf, nrf);
-  cusp_dgemv(vp, 'N', Nf, u, 1, 0, nv, nrf, nv);
-  for (int a = 0; a < nv; a++) dv[dyn->dofs[a]] = vp[a] - vl[a];
-}
-
 void cusp_dynamics_project(mjtNum* dv, cuspDynamics* dyn, const mjtNum* v) {
   int nv = dyn->nv, nr = dyn->nr;
   if (dyn->identity) {
     for (int a = 0; a < nv; a++) dv[dyn->dofs[a]] = 0;
-    return;
-  }
-  if (dyn->ndriven && dyn->proj) {
-    project_undriven(dv, dyn, v);
     return;
   }
   // u = Mr^-1 N^T Meff v, v_proj = N u, dv = v_proj - v (Meff-orthogonal projection onto null(E))

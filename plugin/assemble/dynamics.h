@@ -3,9 +3,10 @@
 //                      (Euler: M + h diag(dof_damping); implicitfast/implicit: M - h qDeriv, the
 //                      matrix MuJoCo factors, symmetrised; RK4: M), at time t as the integrator did;
 //                      plus Je^T D Je for the compliant equality rows Je (eq_compliant: those on a
-//                      registered rigid object), D = MuJoCo's efc_D (N/(m/s^2) in the row's units):
-//                      the soft constraint's own response, as MuJoCo's solver weighs it, so that a
-//                      weld holding the object yields to a contact as it would to a force;
+//                      registered rigid object, and the ties to a mocap body), D = MuJoCo's efc_D
+//                      (N/(m/s^2) in the row's units): the soft constraint's own response, as
+//                      MuJoCo's solver weighs it, so that a weld holding the object, or a hand
+//                      following its mocap target, yields to a contact as it would to a force;
 //   the other active equality constraints E dv = 0 condensed: dv = N du with N (nv x nr) an orthonormal
 //                      basis of null(E), so a correction never breaks e.g. the PCC joint ties;
 //   reduced inertia    Mr = N^T Meff N = L L^T (nr x nr).
@@ -40,10 +41,6 @@ typedef struct cuspDynamics_ {
                     // column holds the few dofs its equalities tie), in the same order
   mjtNum* L;        // (nv x nv) column-major, leading nr x nr: lower Cholesky factor of Mr
   int* env;         // (2 cap) envelope of L (cusp_envelope): block diagonal for many bodies
-  unsigned char* driven;  // (ne_max) row of a weld or connect to a mocap body (its velocity is
-                          // the mocap's drive, not drift: cusp_dynamics_project keeps it)
-  int ndriven;      // driven rows last seen
-  mjtNum* proj;     // scratch of the projection with driven rows (NULL: the model has none)
   mjtNum* scratch;  // (nv x nv + 2 nv + ne_max nv)
   int meff_ld;      // leading dimension Meff was last written with (0: all of it is zero)
   int l_ld;         // the same for L
@@ -101,10 +98,10 @@ void cusp_dynamics_expand(mjtNum* dv, const cuspDynamics* dyn, const mjtNum* du)
 // equality velocities E v zero. Removing that drift before a contact correction keeps the
 // correction dissipative: otherwise the bilateral impulses that hold E dv = 0 work against
 // E v* != 0 (MuJoCo's equalities are soft) and, with the large implicit tendon damping of PCC
-// chambers, inject energy. Zero when no equality is active. Rows that tie a body to a mocap body
-// are not drift: the mocap moves and the body follows it; the projection is then onto the null
-// space of the other rows only (else a pusher welded to a moving mocap lost its velocity in every
-// step it touched something and lagged its target by centimetres).
+// chambers, inject energy. Zero when no equality is active. A tie to a mocap body is never in E
+// (it is compliant, cuspParams.eq_compliant): the mocap moves and the body follows it, which is
+// no drift (a pusher welded to a moving mocap, its weld's velocity removed, stopped in every step
+// it touched something and lagged its target by centimetres).
 void cusp_dynamics_project(mjtNum* dv, cuspDynamics* dyn, const mjtNum* v);
 
 #ifdef __cplusplus

@@ -9,9 +9,15 @@ static int object_body(const cuspParams* p, const mjModel* m, int b) {
   return b > 0 && p->patch_of_body[m->body_weldid[b]] >= 0;
 }
 
-// 1 if equality e acts on a registered object: a weld or connect naming one of its bodies (or a
-// site on one), a joint equality naming one of its joints
-static int equality_on_object(const cuspParams* p, const mjModel* m, int e) {
+// 1 if equality e stays MuJoCo's soft constraint in the contact correction (cuspParams.eq_compliant):
+// a weld or connect naming a registered object's body (or a site on one), a joint equality naming
+// one of its joints, and a weld or connect to a mocap body. The last: a mocap target is a drive
+// through a soft spring, not a tie of the mechanism. Condensed as a hard tie, the hand it moves
+// yielded to no contact: Fetch's gripper, welded to its mocap, drove its pads down the block on
+// the table at the weld's lag speed, sliding at the edge of their friction balls, and the closing
+// pads of Meta-World's gripper struck the puck without give (failed solves, hundreds of Newton
+// steps a step: bench/RESULTS.md)
+static int equality_compliant(const cuspParams* p, const mjModel* m, int e) {
   int obj[2] = {m->eq_obj1id[e], m->eq_obj2id[e]};
   for (int k = 0; k < 2; k++) {
     int o = obj[k], b = -1;
@@ -23,6 +29,7 @@ static int equality_on_object(const cuspParams* p, const mjModel* m, int e) {
       default: break;  // tendon and flex equalities stay hard ties
     }
     if (b >= 0 && object_body(p, m, b)) return 1;
+    if (b >= 0 && m->eq_type[e] != mjEQ_JOINT && m->body_mocapid[b] >= 0) return 1;
   }
   return 0;
 }
@@ -171,7 +178,7 @@ int cusp_params_init(cuspParams* p, const cuspConfig* cfg, const mjModel* m) {
     int g = cfg->environment_geoms[i];
     if (p->disk_of_geom[g] < 0) p->obstacle[g] = 1;
   }
-  for (int e = 0; e < m->neq; e++) p->eq_compliant[e] = (unsigned char)equality_on_object(p, m, e);
+  for (int e = 0; e < m->neq; e++) p->eq_compliant[e] = (unsigned char)equality_compliant(p, m, e);
   if (pair_table_init(p, cfg, m) || limit_surface_init(p, cfg)) {
     cusp_params_free(p);
     return -1;

@@ -33,8 +33,9 @@ typedef struct cuspParams_ {
   int self_contact_neighbours;  // config key: disks of one robot touch beyond this many apart
   unsigned char* eq_compliant;  // (neq) 1: an equality acting on a registered patch body (a weld or
                                 // connect to a mocap body, the world or another body; a joint
-                                // equality of its joints): its rows stay MuJoCo's soft constraint
-                                // in the contact correction (assemble/dynamics.h), not a hard tie
+                                // equality of its joints) or tying any body to a mocap body: its
+                                // rows stay MuJoCo's soft constraint in the contact correction
+                                // (assemble/dynamics.h), not a hard tie
   // The parameters of every pair a registered geom makes (cusp_pair), by the two geoms' classes:
   // geoms of equal priority, condim and friction (bitwise) are one class, their pairs have equal
   // parameters. Classes holding a registered geom come first: they are the rows. Size: npair_row x

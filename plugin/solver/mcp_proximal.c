@@ -61,6 +61,8 @@ cuspMcpProxOptions cusp_mcp_proximal_default_options(void) {
   o.rho_increase = 10;
   o.rho_decrease_after_failure = 2;
   o.max_outer = 60;
+  o.stall_outer = 0;
+  o.stall_factor = 0.5;
   o.inner_tol_factor = 0.1;
   o.inner_tol_rel = 1e-2;
   o.inner_max_iter = 30;
@@ -155,6 +157,8 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
   if (!(po.rho_increase > 1)) po.rho_increase = 10;
   if (!(po.rho_decrease_after_failure > 1)) po.rho_decrease_after_failure = 2;
   if (po.max_outer <= 0) po.max_outer = 60;
+  if (po.stall_outer < 0) po.stall_outer = 0;
+  if (!(po.stall_factor > 0 && po.stall_factor < 1)) po.stall_factor = 0.5;
   if (po.inner_max_iter <= 0) po.inner_max_iter = 30;
   if (po.max_iterations <= 0) po.max_iterations = 400;
   if (po.plain_first_iter < 0) po.plain_first_iter = 0;
@@ -198,6 +202,8 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
   cuspMcpOptions in_opt = *opt;
   in_opt.warm_start = 1;
   mjtNum rho_failed = 0;  // the last rho whose inner solve failed (0: none yet)
+  mjtNum window_best = best_nat;  // the best residual when the current stall window began
+  int window_start = 0;           // the outer step it began after
   mjtNum rho = po.rho0 > 0 ? fmin(fmax(po.rho0, po.rho_min), po.rho_max) : 1e-3;
   if (po.rho_per_residual > 0 && isfinite(nat)) {
     rho = fmax(fmin(rho, po.rho_per_residual * nat), po.rho_min);
@@ -262,6 +268,14 @@ cuspLcpStatus cusp_mcp_proximal(mjtNum* z, mjtNum* F_out, cuspMcpProxInfo* info,
     if (nat_in <= opt->tol) {
       status = CUSP_LCP_SOLVED;
       break;
+    }
+    if (po.stall_outer > 0 && info->outer - window_start >= po.stall_outer) {
+      if (!(best_nat < po.stall_factor * window_best)) {
+        message = "stalled";
+        break;
+      }
+      window_best = best_nat;
+      window_start = info->outer;
     }
     if (in.status == CUSP_LCP_SOLVED) {
       // a proximal step: re-anchor; a well-posed inner problem allows less regularisation

@@ -50,6 +50,10 @@ typedef struct cuspMcpProxOptions_ {
                             // (2): the anchor must first come closer to the answer before a rho
                             // as small as the failed one can work again
   int max_outer;            // outer (proximal) steps, failed ones included (default 60)
+  int stall_outer;          // > 0: the loop ends ("stalled") when that many outer steps have not
+                            // lowered the best residual below stall_factor times what it was
+                            // before them (default 0: never)
+  mjtNum stall_factor;      // see above (default 0.5)
   mjtNum inner_tol_factor;  // inner tolerance = max(inner_tol_factor * tol,
                             //   inner_tol_rel * original residual at the anchor) (default 0.1)
   mjtNum inner_tol_rel;     // see above (default 1e-2)
