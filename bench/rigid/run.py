@@ -35,6 +35,11 @@ def jaw_ctrl(d, i, h):
     d.ctrl[0] = 0.0 if i * h < 0.3 else 0.05
 
 
+def jaw_mocap_ctrl(d, i, h):
+    d.ctrl[0] = d.ctrl[1] = 5.0
+    d.mocap_pos[0, 2] = 0.02 + 0.05 * min(max((i * h - 0.3) / 0.3, 0.0), 1.0)
+
+
 def key_ctrl(d, i, h):
     pass
 
@@ -74,6 +79,7 @@ def main():
     steps = 200 if args.quick else 1000
     scenes = [(n, make(), key_ctrl) for n, make in rs.SCENE_FILES.items() if n != "grasp_jaw_lift.xml"]
     scenes.append(("grasp_jaw_lift.xml", rs.jaw_lift(), jaw_ctrl))
+    scenes.append(("grasp_jaw_mocap", rs.jaw_mocap(), jaw_mocap_ctrl))
     scenes.append(("grasp_pinch2h", rs.pinch("sphere2h"), key_ctrl))
     for n in ([1, 4, 16, 64] if args.quick else [1, 2, 4, 8, 16, 32, 64]):
         scenes.append((f"stack_{n}", rs.stack(n, taper=False), key_ctrl))

@@ -222,6 +222,45 @@ def random_pile(seed, integrator="implicitfast", h=0.002):
     return _bin(f"pile_random{seed}", integrator, h, bodies)
 
 
+def jaw_mocap(integrator="implicitfast", h=0.002):
+    """The jaw gripper of jaw_lift on a free hand welded to a mocap body (MuJoCo's soft weld, its
+    default solref), the way task suites drive a hand: the script moves the mocap target (the
+    hand's height, m) instead of a slide servo; the jaws' motors squeeze as in jaw_lift."""
+    pad = ("0.0 -0.012 -0.02  0.0 0.012 -0.02  0.0 -0.012 0.02  0.0 0.012 0.02  "
+           "0.008 -0.01 -0.018  0.008 0.01 -0.018  0.008 -0.01 0.018  0.008 0.01 0.018")
+    xml = HEAD.format(name="grasp_jaw_mocap", h=h, integrator=integrator, bodies="box")
+    xml += f"""  <asset><mesh name="pad" vertex="{pad}"/></asset>
+  <worldbody>
+    <light pos="0 0 2"/>
+    <geom name="table" type="plane" size="1 1 0.1" friction="0.6"/>
+    <body name="box" pos="0 0 0.02"><freejoint/>
+      <geom name="box" type="box" size="0.02 0.02 0.02" mass="0.1" friction="0.8"
+            contype="0" conaffinity="0"/>
+    </body>
+    <body name="target" mocap="true" pos="0 0 0.02"/>
+    <body name="hand" pos="0 0 0.02" gravcomp="1"><freejoint/>
+      <geom type="box" size="0.05 0.015 0.005" pos="0 0 0.035" mass="0.2" contype="0"
+            conaffinity="0"/>
+      <body name="jaw_l" pos="-0.028 0 0" gravcomp="1">
+        <joint name="jaw_l" type="slide" axis="1 0 0" damping="5"/>
+        <geom type="mesh" mesh="pad" mass="0.05" friction="0.8"/>
+      </body>
+      <body name="jaw_r" pos="0.028 0 0" euler="0 0 180" gravcomp="1">
+        <joint name="jaw_r" type="slide" axis="1 0 0" damping="5"/>
+        <geom type="mesh" mesh="pad" mass="0.05" friction="0.8"/>
+      </body>
+    </body>
+  </worldbody>
+  <equality><weld body1="target" body2="hand"/></equality>
+  <actuator>
+    <motor name="jaw_l" joint="jaw_l" ctrlrange="-20 20" ctrllimited="true"/>
+    <motor name="jaw_r" joint="jaw_r" ctrlrange="-20 20" ctrllimited="true"/>
+  </actuator>
+</mujoco>
+"""
+    return xml
+
+
 SCENE_FILES = {
     "grasp_pinch1.xml": lambda: pinch("sphere1"),
     "grasp_pinch2.xml": lambda: pinch("sphere2"),
