@@ -1132,7 +1132,8 @@ static int stick_round(cuspPatchWork* w, StickWork* sw, int* nheld, const cuspMc
 }
 
 // The finish of an island whose patches slide (a clamped object's pads at the edge of their
-// friction balls, sliding at micro-metres a second against a gripper welded to a mocap body),
+// friction balls, sliding at micro-metres a second: Fetch's clamp while its gripper's mocap weld
+// was condensed as a hard tie),
 // run where the separation finish leaves it short: there the QP with every patch sticking has no
 // answer, and the proximal loop crawls. A round: the QP of stick_qp with the patches whose
 // limit-surface argument reaches kSlideEdge times their ball's radius counted as sliding (their

@@ -865,7 +865,7 @@ static int detect_at_free_configuration(cuspStepWork* w, const mjModel* m, mjDat
 }
 
 // An island nothing can move (rc: Mr not positive definite, a failure; or every dof held by
-// equalities, a tool welded to a mocap body, and the step is MuJoCo's alone): its contacts and
+// equalities, a tool welded to the world, and the step is MuJoCo's alone): its contacts and
 // patches unloaded; the penetration reported is the geometry's at q*, where the step ends.
 static void unmoved_island(StepTotals* tot, cuspStepWork* w, int k, int rc) {
   int c0 = w->island_contact[k], nck = w->island_contact[k + 1] - c0;
