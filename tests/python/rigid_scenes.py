@@ -222,10 +222,11 @@ def random_pile(seed, integrator="implicitfast", h=0.002):
     return _bin(f"pile_random{seed}", integrator, h, bodies)
 
 
-def jaw_mocap(integrator="implicitfast", h=0.002):
-    """The jaw gripper of jaw_lift on a free hand welded to a mocap body (MuJoCo's soft weld, its
-    default solref), the way task suites drive a hand: the script moves the mocap target (the
-    hand's height, m) instead of a slide servo; the jaws' motors squeeze as in jaw_lift."""
+def jaw_mocap(integrator="implicitfast", h=0.002, weld=""):
+    """The jaw gripper of jaw_lift on a free hand welded to a mocap body (MuJoCo's soft weld: its
+    default solref, or the attributes `weld`), the way task suites drive a hand: the script moves
+    the mocap target (the hand's height, m) instead of a slide servo; the jaws' motors squeeze as
+    in jaw_lift."""
     pad = ("0.0 -0.012 -0.02  0.0 0.012 -0.02  0.0 -0.012 0.02  0.0 0.012 0.02  "
            "0.008 -0.01 -0.018  0.008 0.01 -0.018  0.008 -0.01 0.018  0.008 0.01 0.018")
     xml = HEAD.format(name="grasp_jaw_mocap", h=h, integrator=integrator, bodies="box")
@@ -251,7 +252,7 @@ def jaw_mocap(integrator="implicitfast", h=0.002):
       </body>
     </body>
   </worldbody>
-  <equality><weld body1="target" body2="hand"/></equality>
+  <equality><weld body1="target" body2="hand" {weld}/></equality>
   <actuator>
     <motor name="jaw_l" joint="jaw_l" ctrlrange="-20 20" ctrllimited="true"/>
     <motor name="jaw_r" joint="jaw_r" ctrlrange="-20 20" ctrllimited="true"/>

@@ -123,12 +123,12 @@ def test_a_mesh_jaw_gripper_lifts_a_box_off_the_table(integrator, h):
     assert pen <= 1e-4 and _slot(d, "max_penetration") <= 1e-4
 
 
-def jaw_mocap_pick(integrator, h, stock=False):
+def jaw_mocap_pick(integrator, h, stock=False, weld=""):
     """rigid_scenes.jaw_mocap: the jaws squeeze 5 N each, the mocap target rises 5 cm from 0.3 s
     to 0.6 s; returns the box's largest slip in the hand's frame over the last 0.5 s (m), the
     deepest box-jaw and box-table distance by mj_geomDistance (m, > 0: penetration), the box's
     rise (m) and the plugin's failed solves (None for the stock twin)."""
-    xml = rs.jaw_mocap(integrator, h)
+    xml = rs.jaw_mocap(integrator, h, weld)
     if stock:
         spec = mujoco.MjSpec.from_string(xml)
         m = cusp.stock_twin(spec).compile()
@@ -158,16 +158,24 @@ def jaw_mocap_pick(integrator, h, stock=False):
                 pub=None if stock else _slot(d, "max_penetration"))
 
 
+# the weld as MuJoCo's defaults make it, and a stiff one (time constant 0.5 ms instead of 20 ms,
+# impedance 0.99-0.999 instead of 0.9-0.95: its efc_D, which enters the effective inertia, 11
+# times larger: 23.1 instead of 2.1 kg on its translation rows)
+WELDS = ["", 'solref="0.0005 1" solimp="0.99 0.999 0.001"']
+
+
+@pytest.mark.parametrize("weld", WELDS, ids=["default_weld", "stiff_weld"])
 @pytest.mark.parametrize("integrator,h", INTEGRATORS)
-def test_a_jaw_gripper_welded_to_a_mocap_target_lifts_a_box(integrator, h):
+def test_a_jaw_gripper_welded_to_a_mocap_target_lifts_a_box(integrator, h, weld):
     """The hand of the jaw gripper free and welded to a mocap body (MuJoCo's soft weld), as task
     suites drive a hand: the weld is one of the compliant equalities (config/params.c), so the
     hand yields to what it grips as the soft weld lets it, and the grip holds exactly. Every
     solve succeeds, the box rises with the target (>= 4 cm of 5), does not slip in the hand's
     frame once lifted (<= 1e-6 m/s over the last 0.5 s: stock MuJoCo's soft contact lets it slide
     down, reported) and nothing penetrates by MuJoCo's own distance (<= 0.1 mm)."""
-    c, s = jaw_mocap_pick(integrator, h), jaw_mocap_pick(integrator, h, stock=True)
-    print(f"\n{integrator} h={h}: cusp slip {c['slip'] / 0.5:.2e} m/s, pen {c['pen']:.2e} m, rise "
+    c = jaw_mocap_pick(integrator, h, weld=weld)
+    s = jaw_mocap_pick(integrator, h, stock=True, weld=weld)
+    print(f"\n{integrator} h={h} {weld or 'default weld'}: cusp slip {c['slip'] / 0.5:.2e} m/s, pen {c['pen']:.2e} m, rise "
           f"{c['rise']:.4f} m; stock slip {s['slip'] / 0.5:.2e} m/s, pen {s['pen']:.2e} m, rise "
           f"{s['rise']:.4f} m")
     assert c["fails"] == 0
