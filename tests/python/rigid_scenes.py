@@ -105,13 +105,13 @@ def three_finger(obj="sphere", integrator="implicitfast", h=0.002, squeeze=8.0):
     return xml
 
 
-def jaw_lift(integrator="implicitfast", h=0.002):
-    """A parallel-jaw gripper with convex-mesh fingers (tapered pads) closes on a 4 cm box resting
-    on a table and lifts it 5 cm: jaws on slide joints squeezed by motors, the hand on a vertical
-    slide driven by a position servo (ctrl: the hand height, m)."""
+def _jaw_gripper(name, integrator, h, hand_joint, before_hand, after_world, hand_actuator):
+    """The parallel-jaw gripper with convex-mesh fingers (tapered pads) around a 4 cm box resting
+    on a table: jaws on slide joints squeezed by motors; the hand's joint, what comes before the
+    hand in the worldbody, after the worldbody, and the hand's actuator lines given."""
     pad = ("0.0 -0.012 -0.02  0.0 0.012 -0.02  0.0 -0.012 0.02  0.0 0.012 0.02  "
            "0.008 -0.01 -0.018  0.008 0.01 -0.018  0.008 -0.01 0.018  0.008 0.01 0.018")
-    xml = HEAD.format(name="grasp_jaw_lift", h=h, integrator=integrator, bodies="box")
+    xml = HEAD.format(name=name, h=h, integrator=integrator, bodies="box")
     xml += f"""  <asset><mesh name="pad" vertex="{pad}"/></asset>
   <worldbody>
     <light pos="0 0 2"/>
@@ -120,8 +120,7 @@ def jaw_lift(integrator="implicitfast", h=0.002):
       <geom name="box" type="box" size="0.02 0.02 0.02" mass="0.1" friction="0.8"
             contype="0" conaffinity="0"/>
     </body>
-    <body name="hand" pos="0 0 0.02" gravcomp="1">
-      <joint name="lift" type="slide" axis="0 0 1" damping="20"/>
+{before_hand}    <body name="hand" pos="0 0 0.02" gravcomp="1">{hand_joint}
       <geom type="box" size="0.05 0.015 0.005" pos="0 0 0.035" mass="0.2" contype="0"
             conaffinity="0"/>
       <body name="jaw_l" pos="-0.028 0 0" gravcomp="1">
@@ -134,14 +133,25 @@ def jaw_lift(integrator="implicitfast", h=0.002):
       </body>
     </body>
   </worldbody>
-  <actuator>
-    <position name="lift" joint="lift" kp="400" ctrlrange="0 0.1" ctrllimited="true"/>
-    <motor name="jaw_l" joint="jaw_l" ctrlrange="-20 20" ctrllimited="true"/>
+{after_world}  <actuator>
+{hand_actuator}    <motor name="jaw_l" joint="jaw_l" ctrlrange="-20 20" ctrllimited="true"/>
     <motor name="jaw_r" joint="jaw_r" ctrlrange="-20 20" ctrllimited="true"/>
   </actuator>
 </mujoco>
 """
     return xml
+
+
+def jaw_lift(integrator="implicitfast", h=0.002):
+    """A parallel-jaw gripper with convex-mesh fingers (tapered pads) closes on a 4 cm box resting
+    on a table and lifts it 5 cm: jaws on slide joints squeezed by motors, the hand on a vertical
+    slide driven by a position servo (ctrl: the hand height, m)."""
+    return _jaw_gripper(
+        "grasp_jaw_lift", integrator, h,
+        hand_joint='\n      <joint name="lift" type="slide" axis="0 0 1" damping="20"/>',
+        before_hand="", after_world="",
+        hand_actuator='    <position name="lift" joint="lift" kp="400" ctrlrange="0 0.1" '
+                      'ctrllimited="true"/>\n')
 
 
 def stack(n=5, integrator="implicitfast", h=0.002, taper=True, turn=20.0):
@@ -227,39 +237,11 @@ def jaw_mocap(integrator="implicitfast", h=0.002, weld=""):
     default solref, or the attributes `weld`), the way task suites drive a hand: the script moves
     the mocap target (the hand's height, m) instead of a slide servo; the jaws' motors squeeze as
     in jaw_lift."""
-    pad = ("0.0 -0.012 -0.02  0.0 0.012 -0.02  0.0 -0.012 0.02  0.0 0.012 0.02  "
-           "0.008 -0.01 -0.018  0.008 0.01 -0.018  0.008 -0.01 0.018  0.008 0.01 0.018")
-    xml = HEAD.format(name="grasp_jaw_mocap", h=h, integrator=integrator, bodies="box")
-    xml += f"""  <asset><mesh name="pad" vertex="{pad}"/></asset>
-  <worldbody>
-    <light pos="0 0 2"/>
-    <geom name="table" type="plane" size="1 1 0.1" friction="0.6"/>
-    <body name="box" pos="0 0 0.02"><freejoint/>
-      <geom name="box" type="box" size="0.02 0.02 0.02" mass="0.1" friction="0.8"
-            contype="0" conaffinity="0"/>
-    </body>
-    <body name="target" mocap="true" pos="0 0 0.02"/>
-    <body name="hand" pos="0 0 0.02" gravcomp="1"><freejoint/>
-      <geom type="box" size="0.05 0.015 0.005" pos="0 0 0.035" mass="0.2" contype="0"
-            conaffinity="0"/>
-      <body name="jaw_l" pos="-0.028 0 0" gravcomp="1">
-        <joint name="jaw_l" type="slide" axis="1 0 0" damping="5"/>
-        <geom type="mesh" mesh="pad" mass="0.05" friction="0.8"/>
-      </body>
-      <body name="jaw_r" pos="0.028 0 0" euler="0 0 180" gravcomp="1">
-        <joint name="jaw_r" type="slide" axis="1 0 0" damping="5"/>
-        <geom type="mesh" mesh="pad" mass="0.05" friction="0.8"/>
-      </body>
-    </body>
-  </worldbody>
-  <equality><weld body1="target" body2="hand" {weld}/></equality>
-  <actuator>
-    <motor name="jaw_l" joint="jaw_l" ctrlrange="-20 20" ctrllimited="true"/>
-    <motor name="jaw_r" joint="jaw_r" ctrlrange="-20 20" ctrllimited="true"/>
-  </actuator>
-</mujoco>
-"""
-    return xml
+    return _jaw_gripper(
+        "grasp_jaw_mocap", integrator, h, hand_joint="<freejoint/>",
+        before_hand='    <body name="target" mocap="true" pos="0 0 0.02"/>\n',
+        after_world=f'  <equality><weld body1="target" body2="hand" {weld}/></equality>\n',
+        hand_actuator="")
 
 
 SCENE_FILES = {
